@@ -1,0 +1,231 @@
+//! Rigid bodies: their kind, pose, velocities, mass properties, forces, damping, locked axes
+//! and sleeping.
+//!
+//! A body is an entity with [`RigidBody`]. Its pose is [`Position`] (the world position of the
+//! body's origin, which is also where its [`Transform`] sits) and [`Rotation`]. Colliders on the
+//! entity or on its children give it mass, centre of mass and inertia ([`mass`]).
+
+pub mod mass;
+pub mod sleeping;
+
+pub use mass::{CenterOfMass, ColliderDensity, ComputedMass, Mass};
+pub use sleeping::{SleepThreshold, Sleeping, SleepingDisabled};
+
+use bevy::prelude::*;
+
+use crate::math::{Quaternion, Scalar, Vector};
+
+/// The kind of a rigid body. Required on every body entity.
+///
+/// - `Dynamic` bodies are moved by forces, contacts and joints.
+/// - `Static` bodies never move and have infinite mass.
+/// - `Kinematic` bodies move only by their velocity, push dynamic bodies, and are never pushed.
+#[derive(Component, Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[require(
+    Position,
+    Rotation,
+    LinearVelocity,
+    AngularVelocity,
+    ComputedMass,
+    sleeping::SleepTimer,
+    PoseSync,
+    Transform
+)]
+pub enum RigidBody {
+    /// Moved by forces, contacts and joints.
+    #[default]
+    Dynamic,
+    /// Never moves; infinite mass.
+    Static,
+    /// Moves only by its velocity; infinite mass.
+    Kinematic,
+}
+
+impl RigidBody {
+    /// True for [`RigidBody::Dynamic`].
+    pub fn is_dynamic(self) -> bool {
+        self == Self::Dynamic
+    }
+    /// True for [`RigidBody::Static`].
+    pub fn is_static(self) -> bool {
+        self == Self::Static
+    }
+    /// True for [`RigidBody::Kinematic`].
+    pub fn is_kinematic(self) -> bool {
+        self == Self::Kinematic
+    }
+}
+
+/// World-space position of the body's origin (the point its [`Transform`] describes).
+#[derive(Component, Clone, Copy, Debug, Default, PartialEq, Deref, DerefMut)]
+pub struct Position(pub Vector);
+
+impl Position {
+    /// A position at `(x, y, z)`.
+    pub fn xyz(x: Scalar, y: Scalar, z: Scalar) -> Self {
+        Self(Vector::new(x, y, z))
+    }
+}
+
+/// World-space orientation of the body.
+#[derive(Component, Clone, Copy, Debug, Default, PartialEq, Deref, DerefMut)]
+pub struct Rotation(pub Quaternion);
+
+/// World-space linear velocity of the body's centre of mass, in m/s.
+#[derive(Component, Clone, Copy, Debug, Default, PartialEq, Deref, DerefMut)]
+pub struct LinearVelocity(pub Vector);
+
+/// World-space angular velocity, in rad/s.
+#[derive(Component, Clone, Copy, Debug, Default, PartialEq, Deref, DerefMut)]
+pub struct AngularVelocity(pub Vector);
+
+/// Multiplies the world [`Gravity`](crate::Gravity) for this body. Default 1.
+#[derive(Component, Clone, Copy, Debug, PartialEq, Deref, DerefMut)]
+pub struct GravityScale(pub Scalar);
+
+impl Default for GravityScale {
+    fn default() -> Self {
+        Self(1.0)
+    }
+}
+
+/// Linear velocity damping coefficient, in 1/s: `v *= 1 / (1 + h c)` each substep.
+#[derive(Component, Clone, Copy, Debug, Default, PartialEq, Deref, DerefMut)]
+pub struct LinearDamping(pub Scalar);
+
+/// Angular velocity damping coefficient, in 1/s: `ω *= 1 / (1 + h c)` each substep.
+#[derive(Component, Clone, Copy, Debug, Default, PartialEq, Deref, DerefMut)]
+pub struct AngularDamping(pub Scalar);
+
+/// A world-space force applied at the centre of mass every step, in newtons.
+///
+/// Stays until removed or set to zero. Changing it wakes a sleeping body.
+#[derive(Component, Clone, Copy, Debug, Default, PartialEq, Deref, DerefMut)]
+pub struct ConstantForce(pub Vector);
+
+/// A world-space torque applied every step, in newton-metres.
+#[derive(Component, Clone, Copy, Debug, Default, PartialEq, Deref, DerefMut)]
+pub struct ConstantTorque(pub Vector);
+
+/// One-off impulses applied at the start of the next step, then cleared.
+///
+/// ```
+/// # use impetus3d::prelude::*;
+/// # use bevy::prelude::*;
+/// let kick = ExternalImpulse::new(Vec3::new(0.0, 5.0, 0.0))
+///     .with_angular(Vec3::new(0.0, 0.0, 1.0));
+/// assert_eq!(kick.linear, Vec3::new(0.0, 5.0, 0.0));
+/// ```
+#[derive(Component, Clone, Copy, Debug, Default, PartialEq)]
+pub struct ExternalImpulse {
+    /// Linear impulse at the centre of mass, in N·s.
+    pub linear: Vector,
+    /// Angular impulse, in N·m·s.
+    pub angular: Vector,
+}
+
+impl ExternalImpulse {
+    /// A linear impulse through the centre of mass.
+    pub fn new(linear: Vector) -> Self {
+        Self {
+            linear,
+            angular: Vector::ZERO,
+        }
+    }
+
+    /// Adds an angular impulse.
+    pub fn with_angular(mut self, angular: Vector) -> Self {
+        self.angular += angular;
+        self
+    }
+
+    /// Adds `impulse` applied at the world point `point` of a body whose centre of mass is at
+    /// `world_center_of_mass` (see [`ComputedMass::world_center_of_mass`]).
+    pub fn apply_at_point(&mut self, impulse: Vector, point: Vector, world_center_of_mass: Vector) {
+        self.linear += impulse;
+        self.angular += (point - world_center_of_mass).cross(impulse);
+    }
+
+    /// True when the impulse is zero.
+    pub fn is_zero(&self) -> bool {
+        self.linear == Vector::ZERO && self.angular == Vector::ZERO
+    }
+}
+
+/// Locks translation or rotation along world axes.
+///
+/// ```
+/// # use impetus3d::prelude::*;
+/// let upright = LockedAxes::ROTATION_LOCKED;
+/// let planar = LockedAxes::new().lock_translation_z().lock_rotation_x().lock_rotation_y();
+/// assert!(upright.is_rotation_locked(0) && !planar.is_translation_locked(0));
+/// ```
+#[derive(Component, Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct LockedAxes(u8);
+
+impl LockedAxes {
+    /// Every rotation axis locked.
+    pub const ROTATION_LOCKED: Self = Self(0b111_000);
+    /// Every translation axis locked.
+    pub const TRANSLATION_LOCKED: Self = Self(0b000_111);
+    /// Everything locked.
+    pub const ALL_LOCKED: Self = Self(0b111_111);
+
+    /// Nothing locked.
+    pub const fn new() -> Self {
+        Self(0)
+    }
+    /// Locks translation along world X.
+    pub const fn lock_translation_x(self) -> Self {
+        Self(self.0 | 1)
+    }
+    /// Locks translation along world Y.
+    pub const fn lock_translation_y(self) -> Self {
+        Self(self.0 | 2)
+    }
+    /// Locks translation along world Z.
+    pub const fn lock_translation_z(self) -> Self {
+        Self(self.0 | 4)
+    }
+    /// Locks rotation about world X.
+    pub const fn lock_rotation_x(self) -> Self {
+        Self(self.0 | 8)
+    }
+    /// Locks rotation about world Y.
+    pub const fn lock_rotation_y(self) -> Self {
+        Self(self.0 | 16)
+    }
+    /// Locks rotation about world Z.
+    pub const fn lock_rotation_z(self) -> Self {
+        Self(self.0 | 32)
+    }
+    /// True if translation along world axis `axis` (0 = X, 1 = Y, 2 = Z) is locked.
+    pub const fn is_translation_locked(self, axis: usize) -> bool {
+        self.0 & (1 << axis) != 0
+    }
+    /// True if rotation about world axis `axis` (0 = X, 1 = Y, 2 = Z) is locked.
+    pub const fn is_rotation_locked(self, axis: usize) -> bool {
+        self.0 & (8 << axis) != 0
+    }
+    /// 0 for locked translation axes, 1 for free ones.
+    pub(crate) fn translation_mask(self) -> Vector {
+        Vector::from_array(std::array::from_fn(|i| {
+            if self.is_translation_locked(i) { 0.0 } else { 1.0 }
+        }))
+    }
+    /// 0 for locked rotation axes, 1 for free ones.
+    pub(crate) fn rotation_mask(self) -> Vector {
+        Vector::from_array(std::array::from_fn(|i| {
+            if self.is_rotation_locked(i) { 0.0 } else { 1.0 }
+        }))
+    }
+}
+
+/// The pose last exchanged between [`Transform`] and [`Position`]/[`Rotation`], used to tell
+/// which of the two the user changed since.
+#[derive(Component, Clone, Copy, Debug, Default, PartialEq)]
+pub struct PoseSync {
+    pub(crate) translation: Vector,
+    pub(crate) rotation: Quaternion,
+    pub(crate) initialized: bool,
+}

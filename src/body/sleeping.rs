@@ -1,0 +1,269 @@
+//! Sleeping: bodies at rest stop being simulated until something disturbs them.
+//!
+//! Every step, dynamic bodies are grouped into islands: bodies connected through touching
+//! contacts (static bodies do not connect) and through joints and constraints. A body's timer
+//! grows while its speeds stay under [`SleepThreshold`]; when every body of an island has been
+//! slow for `time_to_sleep`, the whole island gets [`Sleeping`] and its velocities are zeroed.
+//! A sleeping body is not gathered into the solver, so it costs nothing per substep.
+//!
+//! An island wakes as a whole when any member is woken: by touching an awake body or a moving
+//! kinematic body, by sharing a joint or constraint with an awake body, or by the user changing
+//! its velocity, position, forces, or applying an impulse.
+
+use bevy::prelude::*;
+
+use super::{
+    AngularVelocity, ConstantForce, ConstantTorque, ExternalImpulse, LinearVelocity, RigidBody,
+};
+use crate::PhysicsStepTime;
+use crate::collision::ContactGraph;
+use crate::math::Scalar;
+use crate::solver::SolverBodies;
+
+/// Marks a sleeping body. Remove it to wake the body; insert it to put the body to sleep.
+#[derive(Component, Clone, Copy, Debug, Default)]
+pub struct Sleeping;
+
+/// Keeps a body (and its island) from ever sleeping.
+#[derive(Component, Clone, Copy, Debug, Default)]
+pub struct SleepingDisabled;
+
+/// How long a body has been slow enough to sleep, in seconds.
+#[derive(Component, Clone, Copy, Debug, Default, PartialEq)]
+pub struct SleepTimer(pub Scalar);
+
+/// When bodies fall asleep.
+#[derive(Resource, Clone, Copy, Debug, PartialEq)]
+pub struct SleepThreshold {
+    /// Linear speed under which a body counts as at rest, m/s. Default 0.05.
+    pub linear: Scalar,
+    /// Angular speed under which a body counts as at rest, rad/s. Default 0.05.
+    pub angular: Scalar,
+    /// How long a whole island must be at rest before it sleeps, s. Default 0.5.
+    pub time_to_sleep: Scalar,
+}
+
+impl Default for SleepThreshold {
+    fn default() -> Self {
+        Self {
+            linear: 0.05,
+            angular: 0.05,
+            time_to_sleep: 0.5,
+        }
+    }
+}
+
+/// Wakes sleeping bodies whose velocity, forces or impulses the user changed.
+#[allow(clippy::type_complexity)]
+pub(crate) fn wake_on_user_changes(
+    mut commands: Commands,
+    mut bodies: Query<
+        (
+            Entity,
+            Ref<LinearVelocity>,
+            Ref<AngularVelocity>,
+            Option<Ref<ConstantForce>>,
+            Option<Ref<ConstantTorque>>,
+            Option<Ref<ExternalImpulse>>,
+            Has<SleepingDisabled>,
+            &mut SleepTimer,
+        ),
+        With<Sleeping>,
+    >,
+) {
+    let touched = |changed: bool, added: bool| changed && !added;
+    for (entity, v, w, force, torque, impulse, disabled, mut timer) in &mut bodies {
+        let disturbed = touched(v.is_changed(), v.is_added())
+            || touched(w.is_changed(), w.is_added())
+            || force.is_some_and(|f| f.is_changed() && f.0 != Vec3::ZERO)
+            || torque.is_some_and(|t| t.is_changed() && t.0 != Vec3::ZERO)
+            || impulse.is_some_and(|i| !i.is_zero())
+            || disabled;
+        if disturbed {
+            commands.entity(entity).remove::<Sleeping>();
+            timer.0 = 0.0;
+        }
+    }
+}
+
+/// Union-find scratch space, reused across steps.
+#[derive(Default)]
+pub(crate) struct Islands {
+    /// Entity index → island-node index + 1 (0 = not a dynamic body).
+    node_of: Vec<u32>,
+    parent: Vec<u32>,
+    /// Per root: any awake, any asleep, kept awake, minimum timer of awake members.
+    state: Vec<IslandState>,
+    /// Node index → body entity.
+    entities: Vec<Entity>,
+    /// Nodes touching a moving kinematic body.
+    keep_awake: Vec<u32>,
+}
+
+#[derive(Clone, Copy)]
+struct IslandState {
+    awake: bool,
+    asleep: bool,
+    keep_awake: bool,
+    min_timer: Scalar,
+}
+
+impl Islands {
+    fn find(&mut self, mut i: u32) -> u32 {
+        while self.parent[i as usize] != i {
+            let grand = self.parent[self.parent[i as usize] as usize];
+            self.parent[i as usize] = grand;
+            i = grand;
+        }
+        i
+    }
+
+    fn union(&mut self, a: u32, b: u32) {
+        let (a, b) = (self.find(a), self.find(b));
+        // The smaller index wins so the result does not depend on union order.
+        if a < b {
+            self.parent[b as usize] = a;
+        } else if b < a {
+            self.parent[a as usize] = b;
+        }
+    }
+
+    fn node(&self, entity: Option<Entity>) -> Option<u32> {
+        let e = entity?;
+        self.node_of
+            .get(e.index_u32() as usize)
+            .and_then(|&n| n.checked_sub(1))
+    }
+}
+
+/// Advances sleep timers, builds islands, and puts islands to sleep or wakes them.
+#[allow(clippy::type_complexity)]
+pub(crate) fn update_sleeping(
+    mut commands: Commands,
+    mut bodies: Query<(
+        Entity,
+        &RigidBody,
+        &mut LinearVelocity,
+        &mut AngularVelocity,
+        &mut SleepTimer,
+        Has<Sleeping>,
+        Has<SleepingDisabled>,
+    )>,
+    graph: Res<ContactGraph>,
+    solver: Res<SolverBodies>,
+    threshold: Res<SleepThreshold>,
+    time: Res<PhysicsStepTime>,
+    mut islands: Local<Islands>,
+) {
+    let islands = &mut *islands;
+    islands.parent.clear();
+    islands.node_of.iter_mut().for_each(|n| *n = 0);
+    islands.entities.clear();
+    islands.keep_awake.clear();
+    for (entity, rb, v, w, mut timer, sleeping, disabled) in &mut bodies {
+        if !rb.is_dynamic() {
+            continue;
+        }
+        let index = entity.index_u32() as usize;
+        if islands.node_of.len() <= index {
+            islands.node_of.resize(index + 1, 0);
+        }
+        let node = islands.parent.len() as u32;
+        islands.node_of[index] = node + 1;
+        islands.parent.push(node);
+        islands.entities.push(entity);
+        if !sleeping {
+            let slow = v.length() < threshold.linear && w.length() < threshold.angular;
+            timer.0 = if slow && !disabled { timer.0 + time.delta } else { 0.0 };
+        }
+    }
+    for pair in graph.pairs.iter().filter(|p| p.touching && !p.sensor) {
+        match (islands.node(pair.body1), islands.node(pair.body2)) {
+            (Some(a), Some(b)) => islands.union(a, b),
+            (Some(a), None) if moving_kinematic(&bodies, pair.body2) => islands.keep_awake.push(a),
+            (None, Some(b)) if moving_kinematic(&bodies, pair.body1) => islands.keep_awake.push(b),
+            _ => {}
+        }
+    }
+    for &(a, b) in &solver.links {
+        let (a, b) = (solver.bodies[a as usize].entity, solver.bodies[b as usize].entity);
+        if let (Some(a), Some(b)) = (islands.node(Some(a)), islands.node(Some(b))) {
+            islands.union(a, b);
+        }
+    }
+
+    let fresh = IslandState {
+        awake: false,
+        asleep: false,
+        keep_awake: false,
+        min_timer: Scalar::INFINITY,
+    };
+    islands.state.clear();
+    islands.state.resize(islands.entities.len(), fresh);
+    for i in 0..islands.keep_awake.len() {
+        let root = islands.find(islands.keep_awake[i]);
+        islands.state[root as usize].keep_awake = true;
+    }
+    for node in 0..islands.entities.len() {
+        let entity = islands.entities[node];
+        let (_, _, _, _, timer, sleeping, disabled) = bodies.get(entity).expect("gathered above");
+        let root = islands.find(node as u32) as usize;
+        let state = &mut islands.state[root];
+        state.asleep |= sleeping;
+        state.awake |= !sleeping;
+        state.keep_awake |= disabled;
+        if !sleeping {
+            state.min_timer = state.min_timer.min(timer.0);
+        }
+    }
+    for node in 0..islands.entities.len() {
+        let entity = islands.entities[node];
+        let root = islands.find(node as u32) as usize;
+        let state = islands.state[root];
+        let (_, _, mut v, mut w, mut timer, sleeping, _) =
+            bodies.get_mut(entity).expect("gathered above");
+        if sleeping && (state.awake || state.keep_awake) {
+            commands.entity(entity).remove::<Sleeping>();
+            timer.0 = 0.0;
+        } else if !state.asleep && !state.keep_awake && state.min_timer >= threshold.time_to_sleep {
+            commands.entity(entity).insert(Sleeping);
+            v.bypass_change_detection().0 = Vec3::ZERO;
+            w.bypass_change_detection().0 = Vec3::ZERO;
+        }
+    }
+}
+
+fn moving_kinematic(
+    bodies: &Query<(
+        Entity,
+        &RigidBody,
+        &mut LinearVelocity,
+        &mut AngularVelocity,
+        &mut SleepTimer,
+        Has<Sleeping>,
+        Has<SleepingDisabled>,
+    )>,
+    body: Option<Entity>,
+) -> bool {
+    body.and_then(|b| bodies.get(b).ok())
+        .is_some_and(|(_, rb, v, w, ..)| rb.is_kinematic() && (v.0 != Vec3::ZERO || w.0 != Vec3::ZERO))
+}
+
+/// Sleeping and waking, in [`PhysicsStepSet::Sleeping`](crate::PhysicsStepSet::Sleeping).
+pub(crate) struct SleepingPlugin;
+
+impl Plugin for SleepingPlugin {
+    fn build(&self, app: &mut App) {
+        use crate::schedule::{PhysicsSchedule, PhysicsStepSet};
+        app.init_resource::<SleepThreshold>()
+            .add_systems(
+                PhysicsSchedule,
+                (
+                    wake_on_user_changes
+                        .in_set(PhysicsStepSet::Prepare)
+                        .after(crate::sync::transform_to_position),
+                    update_sleeping.in_set(PhysicsStepSet::Sleeping),
+                ),
+            );
+    }
+}

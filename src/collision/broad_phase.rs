@@ -1,0 +1,226 @@
+//! Broad phase: one dense snapshot of every collider's world pose and enlarged AABB, and the
+//! pairs whose AABBs overlap.
+//!
+//! Overlaps come from parry's bounding volume hierarchy: leaves are kept across steps (keyed by
+//! entity index), refitted and incrementally re-optimised each step, and the tree is traversed
+//! against itself. The cost is O(n log n + pairs), never all pairs. Each AABB is enlarged by the
+//! speculative margin plus how far the collider can move this step, so fast bodies find the
+//! surfaces they are about to reach.
+
+use bevy::prelude::*;
+use parry3d::bounding_volume::{Aabb, BoundingVolume};
+use parry3d::math::Pose;
+use parry3d::partitioning::{Bvh, BvhWorkspace};
+use parry3d::shape::SharedShape;
+
+use super::collider::{
+    Collider, ColliderOf, ColliderPose, CollisionLayers, DisabledCollider, Friction,
+    Restitution, Sensor,
+};
+use crate::body::{AngularVelocity, LinearVelocity, Position, RigidBody, Rotation, Sleeping};
+use crate::math::Scalar;
+use crate::{PhysicsStepTime, SolverConfig};
+
+/// What the collider's body is doing this step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ProxyKind {
+    /// Static body, or no body at all.
+    Static,
+    /// Kinematic body.
+    Kinematic,
+    /// Dynamic and awake.
+    Dynamic,
+    /// Dynamic and asleep.
+    Sleeping,
+}
+
+/// One collider's data for this step.
+#[derive(Clone)]
+pub(crate) struct ColliderProxy {
+    pub entity: Entity,
+    pub body: Option<Entity>,
+    pub shape: SharedShape,
+    pub pose: Pose,
+    pub aabb: Aabb,
+    pub kind: ProxyKind,
+    pub sensor: bool,
+    pub layers: CollisionLayers,
+    pub friction: Friction,
+    pub restitution: Restitution,
+    /// Upper bound on how far any point of the collider moves this step.
+    pub motion: Scalar,
+}
+
+/// Body pairs that must not collide (joined bodies), as `(min, max)` entity pairs, sorted.
+#[derive(Resource, Default)]
+pub(crate) struct CollisionExclusions(pub Vec<(Entity, Entity)>);
+
+impl CollisionExclusions {
+    fn excludes(&self, a: Option<Entity>, b: Option<Entity>) -> bool {
+        match (a, b) {
+            (Some(a), Some(b)) if !self.0.is_empty() => {
+                self.0.binary_search(&(a.min(b), a.max(b))).is_ok()
+            }
+            _ => false,
+        }
+    }
+}
+
+/// The collider snapshot and the overlapping pairs found this step.
+#[derive(Resource, Default)]
+pub(crate) struct BroadPhase {
+    pub proxies: Vec<ColliderProxy>,
+    /// Overlapping pairs as proxy indices, `proxies[a].entity < proxies[b].entity`, sorted by
+    /// entity so downstream order never depends on tree shape.
+    pub pairs: Vec<(u32, u32)>,
+    bvh: Bvh,
+    workspace: BvhWorkspace,
+    /// Leaf (entity index) → proxy index this step, and the step it was last seen.
+    leaf_proxy: Vec<(u32, u64)>,
+    leaves: Vec<u32>,
+}
+
+/// Builds the collider snapshot with world poses and enlarged AABBs.
+#[allow(clippy::type_complexity)]
+pub(crate) fn collect_colliders(
+    mut broad: ResMut<BroadPhase>,
+    colliders: Query<
+        (
+            Entity,
+            &Collider,
+            &ColliderPose,
+            Option<&ColliderOf>,
+            Option<&CollisionLayers>,
+            Has<Sensor>,
+            Option<&Friction>,
+            Option<&Restitution>,
+        ),
+        Without<DisabledCollider>,
+    >,
+    bodies: Query<(
+        &RigidBody,
+        &Position,
+        &Rotation,
+        &LinearVelocity,
+        &AngularVelocity,
+        Has<Sleeping>,
+        Option<&Friction>,
+        Option<&Restitution>,
+    )>,
+    time: Res<PhysicsStepTime>,
+    config: Res<SolverConfig>,
+) {
+    let dt = time.delta;
+    let margin = config.speculative_distance();
+    broad.proxies.clear();
+    for (entity, collider, local, collider_of, layers, sensor, friction, restitution) in &colliders
+    {
+        let body = collider_of.and_then(|c| bodies.get(c.body).ok().map(|b| (c.body, b)));
+        let (kind, pose, motion, body_friction, body_restitution) = match body {
+            Some((_, (rb, position, rotation, v, w, sleeping, bf, br))) => {
+                let body_pose = crate::math::pose(position.0, rotation.0);
+                let pose = body_pose * local.pose();
+                let kind = match rb {
+                    RigidBody::Static => ProxyKind::Static,
+                    RigidBody::Kinematic => ProxyKind::Kinematic,
+                    RigidBody::Dynamic if sleeping => ProxyKind::Sleeping,
+                    RigidBody::Dynamic => ProxyKind::Dynamic,
+                };
+                let reach = local.translation.length()
+                    + collider.shape().compute_local_bounding_sphere().radius;
+                let motion = if matches!(kind, ProxyKind::Static | ProxyKind::Sleeping) {
+                    0.0
+                } else {
+                    (v.length() + w.length() * reach) * dt
+                };
+                (kind, pose, motion, bf, br)
+            }
+            None => (ProxyKind::Static, local.pose(), 0.0, None, None),
+        };
+        let aabb = collider.shape().compute_aabb(&pose).loosened(margin + motion);
+        if !aabb.mins.is_finite() || !aabb.maxs.is_finite() {
+            continue;
+        }
+        broad.proxies.push(ColliderProxy {
+            entity,
+            body: body.map(|(e, _)| e),
+            shape: collider.shape().clone(),
+            pose,
+            aabb,
+            kind,
+            sensor,
+            layers: layers.copied().unwrap_or_default(),
+            friction: friction.or(body_friction).copied().unwrap_or_default(),
+            restitution: restitution.or(body_restitution).copied().unwrap_or_default(),
+            motion,
+        });
+    }
+}
+
+/// Updates the tree with this step's AABBs and collects the overlapping pairs that may
+/// interact.
+pub(crate) fn find_pairs(
+    mut broad: ResMut<BroadPhase>,
+    exclusions: Res<CollisionExclusions>,
+    time: Res<PhysicsStepTime>,
+) {
+    let broad = &mut *broad;
+    let step = time.step_count;
+    for (i, proxy) in broad.proxies.iter().enumerate() {
+        let leaf = proxy.entity.index_u32();
+        broad.bvh.insert_or_update_partially(proxy.aabb, leaf, 0.0);
+        if broad.leaf_proxy.len() <= leaf as usize {
+            broad.leaf_proxy.resize(leaf as usize + 1, (u32::MAX, 0));
+        }
+        if broad.leaf_proxy[leaf as usize].1 == 0 {
+            broad.leaves.push(leaf);
+        }
+        broad.leaf_proxy[leaf as usize] = (i as u32, step);
+    }
+    let (bvh, leaf_proxy) = (&mut broad.bvh, &mut broad.leaf_proxy);
+    broad.leaves.retain(|&leaf| {
+        let seen = leaf_proxy[leaf as usize].1 == step;
+        if !seen {
+            bvh.remove(leaf);
+            leaf_proxy[leaf as usize] = (u32::MAX, 0);
+        }
+        seen
+    });
+    broad.bvh.refit(&mut broad.workspace);
+    broad.bvh.optimize_incremental(&mut broad.workspace);
+
+    broad.pairs.clear();
+    let (proxies, pairs, leaf_proxy) = (&broad.proxies, &mut broad.pairs, &broad.leaf_proxy);
+    broad
+        .bvh
+        .traverse_bvtt_single_tree::<false>(&mut broad.workspace, &mut |l1, l2| {
+            let a = leaf_proxy[l1 as usize].0;
+            let b = leaf_proxy[l2 as usize].0;
+            let (p1, p2) = (&proxies[a as usize], &proxies[b as usize]);
+            if may_interact(p1, p2) && !exclusions.excludes(p1.body, p2.body) {
+                pairs.push(if p1.entity < p2.entity { (a, b) } else { (b, a) });
+            }
+        });
+    pairs.sort_unstable_by_key(|&(a, b)| (proxies[a as usize].entity, proxies[b as usize].entity));
+}
+
+/// Filters pairs that can never produce contacts or events.
+fn may_interact(a: &ColliderProxy, b: &ColliderProxy) -> bool {
+    use ProxyKind::*;
+    let moving = |k| matches!(k, Dynamic | Sleeping);
+    (a.body.is_none() || a.body != b.body)
+        && (moving(a.kind) || moving(b.kind) || a.sensor || b.sensor)
+        && !(a.kind == Static && b.kind == Static)
+        && a.layers.interacts_with(b.layers)
+        && aabb_overlap(&a.aabb, &b.aabb)
+}
+
+fn aabb_overlap(a: &Aabb, b: &Aabb) -> bool {
+    a.mins.cmple(b.maxs).all() && b.mins.cmple(a.maxs).all()
+}
+
+/// How far apart two proxies' surfaces may be for a contact point to matter this step: the
+/// speculative margin plus how far each can move.
+pub(crate) fn prediction_distance(a: &ColliderProxy, b: &ColliderProxy, margin: Scalar) -> Scalar {
+    margin + a.motion + b.motion
+}

@@ -1,0 +1,439 @@
+//! Colliders: parry shapes attached to a body entity or to a child of it, with material and
+//! filtering components.
+//!
+//! A collider's body is found by walking up [`ChildOf`] from the collider entity to the first
+//! entity with [`RigidBody`]; the [`Transform`]s passed on the way give the collider's pose
+//! relative to the body origin. A collider with no body above it is static, placed by its own
+//! transforms.
+
+use bevy::ecs::entity::EntityHashMap;
+use bevy::prelude::*;
+use parry3d::math::Pose;
+use parry3d::shape::{SharedShape, TriMeshBuilderError};
+
+use crate::body::{ColliderDensity, RigidBody};
+use crate::math::{Quaternion, Scalar, Vector};
+
+/// A collision shape. Spawn it on a body entity, or on a child entity (with its own
+/// [`Transform`] offset) of one.
+///
+/// ```
+/// # use impetus3d::prelude::*;
+/// # use bevy::prelude::*;
+/// let crate_box = Collider::cuboid(1.0, 0.5, 2.0); // full lengths, like `Cuboid::new`
+/// let ball = Collider::sphere(0.25);
+/// let pill = Collider::capsule(0.3, 1.0);
+/// let hull = Collider::convex_hull(vec![Vec3::ZERO, Vec3::X, Vec3::Y, Vec3::Z]).unwrap();
+/// let both = Collider::compound(vec![
+///     (Vec3::ZERO, Quat::IDENTITY, crate_box),
+///     (Vec3::Y, Quat::IDENTITY, ball),
+/// ]);
+/// ```
+#[derive(Component, Clone)]
+#[require(ColliderDensity, ColliderPose)]
+pub struct Collider {
+    shape: SharedShape,
+    /// Why the shape could not be built, reported against the entity when spawned.
+    error: Option<String>,
+}
+
+impl std::fmt::Debug for Collider {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Collider")
+            .field("shape", &self.shape.shape_type())
+            .field("error", &self.error)
+            .finish()
+    }
+}
+
+impl From<SharedShape> for Collider {
+    fn from(shape: SharedShape) -> Self {
+        Self { shape, error: None }
+    }
+}
+
+impl Collider {
+    /// A sphere of the given radius.
+    pub fn sphere(radius: Scalar) -> Self {
+        SharedShape::ball(radius).into()
+    }
+
+    /// A box with full side lengths `x`, `y`, `z` (like Bevy's `Cuboid::new`).
+    pub fn cuboid(x: Scalar, y: Scalar, z: Scalar) -> Self {
+        SharedShape::cuboid(x * 0.5, y * 0.5, z * 0.5).into()
+    }
+
+    /// A capsule along local Y: a cylinder of `length` capped by hemispheres of `radius`
+    /// (like Bevy's `Capsule3d::new`).
+    pub fn capsule(radius: Scalar, length: Scalar) -> Self {
+        SharedShape::capsule_y(length * 0.5, radius).into()
+    }
+
+    /// A cylinder along local Y of the given radius and full height.
+    pub fn cylinder(radius: Scalar, height: Scalar) -> Self {
+        SharedShape::cylinder(height * 0.5, radius).into()
+    }
+
+    /// The convex hull of `points`, or `None` if the points are degenerate (fewer than four,
+    /// coplanar, or not finite).
+    pub fn convex_hull(points: Vec<Vector>) -> Option<Self> {
+        if points.iter().any(|p| !p.is_finite()) {
+            return None;
+        }
+        SharedShape::convex_hull(&points).map(Into::into)
+    }
+
+    /// A triangle mesh. An invalid mesh (no triangles, out-of-range indices) gives a collider
+    /// that is reported with the entity's name and ignored; see [`Collider::try_trimesh`] to
+    /// handle the error yourself.
+    pub fn trimesh(vertices: Vec<Vector>, indices: Vec<[u32; 3]>) -> Self {
+        Self::try_trimesh(vertices, indices).unwrap_or_else(|err| Self {
+            shape: SharedShape::ball(0.0),
+            error: Some(format!("invalid triangle mesh: {err:?}")),
+        })
+    }
+
+    /// A triangle mesh, or the reason it could not be built.
+    pub fn try_trimesh(
+        vertices: Vec<Vector>,
+        indices: Vec<[u32; 3]>,
+    ) -> Result<Self, TriMeshBuilderError> {
+        SharedShape::trimesh(vertices, indices).map(Into::into)
+    }
+
+    /// Several colliders rigidly joined, each at a translation and rotation in the compound's
+    /// frame. Nested compounds and meshes are not allowed inside a compound by parry; such
+    /// parts are dropped and the collider reports them.
+    pub fn compound(parts: Vec<(Vector, Quaternion, Collider)>) -> Self {
+        let mut error = None;
+        let shapes: Vec<(Pose, SharedShape)> = parts
+            .into_iter()
+            .filter_map(|(t, r, c)| {
+                if c.shape.as_composite_shape().is_some() || c.error.is_some() {
+                    error = Some("a compound part was itself composite or invalid".to_string());
+                    None
+                } else {
+                    Some((crate::math::pose(t, r), c.shape))
+                }
+            })
+            .collect();
+        if shapes.is_empty() {
+            return Self {
+                shape: SharedShape::ball(0.0),
+                error: Some("a compound needs at least one valid part".to_string()),
+            };
+        }
+        Self {
+            shape: SharedShape::compound(shapes),
+            error,
+        }
+    }
+
+    /// The parry shape.
+    pub fn shape(&self) -> &SharedShape {
+        &self.shape
+    }
+
+    /// Why this collider cannot be used, or `None` if it is valid: a build error, a non-finite
+    /// size, or a shape with no extent.
+    pub fn validate(&self) -> Option<String> {
+        if let Some(err) = &self.error {
+            return Some(err.clone());
+        }
+        let aabb = self.shape.compute_local_aabb();
+        let extents = aabb.maxs - aabb.mins;
+        if !extents.is_finite() {
+            return Some("its size is not finite".to_string());
+        }
+        if extents.max_element() <= 1e-6 {
+            return Some("it has zero size".to_string());
+        }
+        None
+    }
+}
+
+/// How two colliders' coefficients are combined. When the two differ, the one later in this
+/// list wins: `Average < GeometricMean < Min < Multiply < Max`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum CoefficientCombine {
+    /// `(a + b) / 2`.
+    #[default]
+    Average,
+    /// `sqrt(a b)`.
+    GeometricMean,
+    /// `min(a, b)`.
+    Min,
+    /// `a b`.
+    Multiply,
+    /// `max(a, b)`.
+    Max,
+}
+
+impl CoefficientCombine {
+    fn apply(self, a: Scalar, b: Scalar) -> Scalar {
+        match self {
+            Self::Average => 0.5 * (a + b),
+            Self::GeometricMean => (a * b).sqrt(),
+            Self::Min => a.min(b),
+            Self::Multiply => a * b,
+            Self::Max => a.max(b),
+        }
+    }
+}
+
+/// Coulomb friction coefficient of a collider (or of all a body's colliders, when placed on the
+/// body). Default 0.5, combined by geometric mean, as Box2D does.
+#[derive(Component, Clone, Copy, Debug, PartialEq)]
+pub struct Friction {
+    /// The coefficient μ, ≥ 0.
+    pub coefficient: Scalar,
+    /// How it combines with the other collider's.
+    pub combine: CoefficientCombine,
+}
+
+impl Default for Friction {
+    fn default() -> Self {
+        Self::new(0.5)
+    }
+}
+
+impl Friction {
+    /// Friction `coefficient` (clamped to ≥ 0) with the default geometric-mean rule.
+    pub fn new(coefficient: Scalar) -> Self {
+        Self {
+            coefficient: coefficient.max(0.0),
+            combine: CoefficientCombine::GeometricMean,
+        }
+    }
+
+    /// Sets the combine rule.
+    pub fn with_combine_rule(mut self, combine: CoefficientCombine) -> Self {
+        self.combine = combine;
+        self
+    }
+
+    pub(crate) fn combine(self, other: Self) -> Scalar {
+        self.combine
+            .max(other.combine)
+            .apply(self.coefficient, other.coefficient)
+    }
+}
+
+/// Restitution (bounciness) of a collider: 0 stops, 1 bounces back at the same speed. Default
+/// 0, combined by maximum so a bouncy ball bounces on any floor.
+#[derive(Component, Clone, Copy, Debug, PartialEq)]
+pub struct Restitution {
+    /// The coefficient e, ≥ 0.
+    pub coefficient: Scalar,
+    /// How it combines with the other collider's.
+    pub combine: CoefficientCombine,
+}
+
+impl Default for Restitution {
+    fn default() -> Self {
+        Self::new(0.0)
+    }
+}
+
+impl Restitution {
+    /// Restitution `coefficient` (clamped to ≥ 0) with the default maximum rule.
+    pub fn new(coefficient: Scalar) -> Self {
+        Self {
+            coefficient: coefficient.max(0.0),
+            combine: CoefficientCombine::Max,
+        }
+    }
+
+    /// Sets the combine rule.
+    pub fn with_combine_rule(mut self, combine: CoefficientCombine) -> Self {
+        self.combine = combine;
+        self
+    }
+
+    pub(crate) fn combine(self, other: Self) -> Scalar {
+        self.combine
+            .max(other.combine)
+            .apply(self.coefficient, other.coefficient)
+    }
+}
+
+/// Marks a collider as a sensor: it reports [`CollisionStart`](crate::CollisionStart) and
+/// [`CollisionEnd`](crate::CollisionEnd) but produces no contact response.
+#[derive(Component, Clone, Copy, Debug, Default)]
+pub struct Sensor;
+
+/// Which collision groups a collider belongs to and which it collides with. Two colliders
+/// interact when each one's `memberships` overlaps the other's `filters`. Default: all.
+#[derive(Component, Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct CollisionLayers {
+    /// Bit mask of the groups this collider is in.
+    pub memberships: u32,
+    /// Bit mask of the groups this collider collides with.
+    pub filters: u32,
+}
+
+impl Default for CollisionLayers {
+    fn default() -> Self {
+        Self::ALL
+    }
+}
+
+impl CollisionLayers {
+    /// In every group, colliding with every group.
+    pub const ALL: Self = Self::new(u32::MAX, u32::MAX);
+    /// In no group and colliding with nothing.
+    pub const NONE: Self = Self::new(0, 0);
+
+    /// Layers from bit masks.
+    pub const fn new(memberships: u32, filters: u32) -> Self {
+        Self {
+            memberships,
+            filters,
+        }
+    }
+
+    /// True if colliders with these layers interact.
+    pub fn interacts_with(self, other: Self) -> bool {
+        self.memberships & other.filters != 0 && other.memberships & self.filters != 0
+    }
+}
+
+/// The body a collider belongs to. Maintained by the engine.
+#[derive(Component, Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ColliderOf {
+    /// The body entity.
+    pub body: Entity,
+}
+
+/// The collider's pose relative to its body's origin (world pose if it has no body).
+#[derive(Component, Clone, Copy, Debug, PartialEq)]
+pub struct ColliderPose {
+    pub(crate) translation: Vector,
+    pub(crate) rotation: Quaternion,
+}
+
+impl Default for ColliderPose {
+    fn default() -> Self {
+        Self {
+            translation: Vector::ZERO,
+            rotation: Quaternion::IDENTITY,
+        }
+    }
+}
+
+impl ColliderPose {
+    pub(crate) fn pose(&self) -> Pose {
+        crate::math::pose(self.translation, self.rotation)
+    }
+}
+
+/// Marks a collider that failed validation; it takes no part in the simulation until its
+/// [`Collider`] is replaced.
+#[derive(Component, Clone, Copy, Debug, Default)]
+pub struct DisabledCollider;
+
+/// Bodies whose mass properties must be recomputed, and which body each collider had last.
+#[derive(Resource, Default)]
+pub(crate) struct ColliderOwnership {
+    pub(crate) dirty_bodies: Vec<Entity>,
+    pub(crate) owner: EntityHashMap<Entity>,
+}
+
+/// Validates new or changed colliders, warning with the entity when one is unusable.
+pub(crate) fn validate_colliders(
+    mut commands: Commands,
+    colliders: Query<(Entity, &Collider, Has<DisabledCollider>), Changed<Collider>>,
+) {
+    for (entity, collider, disabled) in &colliders {
+        match collider.validate() {
+            Some(reason) => {
+                warn!("{entity}: collider ignored because {reason}");
+                commands.entity(entity).insert(DisabledCollider);
+            }
+            None if disabled => {
+                commands.entity(entity).remove::<DisabledCollider>();
+            }
+            None => {}
+        }
+    }
+}
+
+/// Finds each collider's body and its pose relative to it; marks bodies whose colliders
+/// changed so their mass is recomputed.
+#[allow(clippy::type_complexity)]
+pub(crate) fn update_collider_bodies(
+    mut commands: Commands,
+    mut colliders: Query<(
+        Entity,
+        Ref<Collider>,
+        Ref<ColliderDensity>,
+        &mut ColliderPose,
+        Option<&ColliderOf>,
+    )>,
+    links: Query<(Option<&ChildOf>, Option<&Transform>, Has<RigidBody>)>,
+    mut ownership: ResMut<ColliderOwnership>,
+    mut removed: RemovedComponents<Collider>,
+) {
+    for entity in removed.read() {
+        if let Some(body) = ownership.owner.remove(&entity) {
+            ownership.dirty_bodies.push(body);
+        }
+    }
+    for (entity, collider, density, mut pose, collider_of) in &mut colliders {
+        let (body, local) = find_body(entity, &links);
+        let pose_changed = pose.translation != local.translation
+            || pose.rotation != local.rotation;
+        if pose_changed {
+            *pose = local;
+        }
+        let old_body = collider_of.map(|c| c.body);
+        if old_body != body {
+            let mut e = commands.entity(entity);
+            match body {
+                Some(body) => e.insert(ColliderOf { body }),
+                None => e.remove::<ColliderOf>(),
+            };
+            ownership.dirty_bodies.extend(old_body);
+            match body {
+                Some(body) => ownership.owner.insert(entity, body),
+                None => ownership.owner.remove(&entity),
+            };
+        }
+        if let Some(body) = body
+            && (pose_changed || old_body != Some(body) || collider.is_changed() || density.is_changed())
+        {
+            ownership.dirty_bodies.push(body);
+        }
+    }
+}
+
+/// Walks up the hierarchy from `entity` to its body, composing transforms on the way.
+fn find_body(
+    entity: Entity,
+    links: &Query<(Option<&ChildOf>, Option<&Transform>, Has<RigidBody>)>,
+) -> (Option<Entity>, ColliderPose) {
+    let mut local = Transform::IDENTITY;
+    let mut current = entity;
+    // Depth bound guards against malformed hierarchies.
+    for _ in 0..64 {
+        let Ok((parent, transform, is_body)) = links.get(current) else {
+            break;
+        };
+        if is_body {
+            return (Some(current), to_pose(local));
+        }
+        local = transform.copied().unwrap_or_default() * local;
+        match parent {
+            Some(parent) => current = parent.parent(),
+            None => break,
+        }
+    }
+    (None, to_pose(local))
+}
+
+fn to_pose(t: Transform) -> ColliderPose {
+    ColliderPose {
+        translation: t.translation,
+        rotation: t.rotation,
+    }
+}

@@ -1,0 +1,203 @@
+//! Contacts between colliders: the persistent contact pairs, collision messages, and the
+//! [`Collisions`] system parameter for reading them.
+
+use bevy::ecs::system::SystemParam;
+use bevy::prelude::*;
+use parry3d::math::Pose;
+use parry3d::query::{ContactManifold, ContactManifoldsWorkspace};
+
+use crate::math::{Scalar, Vector};
+
+/// Sent when two colliders start touching (or a sensor starts overlapping something).
+#[derive(Message, Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CollisionStart {
+    /// The first collider (the smaller entity).
+    pub collider1: Entity,
+    /// The second collider.
+    pub collider2: Entity,
+    /// The first collider's body, if it has one.
+    pub body1: Option<Entity>,
+    /// The second collider's body, if it has one.
+    pub body2: Option<Entity>,
+}
+
+/// Sent when two colliders stop touching, including when one of them is despawned.
+#[derive(Message, Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CollisionEnd {
+    /// The first collider (the smaller entity).
+    pub collider1: Entity,
+    /// The second collider.
+    pub collider2: Entity,
+    /// The first collider's body, if it had one.
+    pub body1: Option<Entity>,
+    /// The second collider's body, if it had one.
+    pub body2: Option<Entity>,
+}
+
+/// Accumulated impulses of one contact point, carried between steps for warm starting.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ContactImpulse {
+    /// Normal impulse, N·s (≥ 0).
+    pub normal: Scalar,
+    /// Friction impulses along the two tangent directions, N·s.
+    pub tangent: [Scalar; 2],
+}
+
+/// A contact manifold as parry produces it, with per-point impulses.
+pub(crate) type Manifold = ContactManifold<(), ContactImpulse>;
+
+/// One contact point in world space, as reported by [`ContactPair::points`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ContactPoint {
+    /// World position of the point, midway between the two surfaces.
+    pub point: Vector,
+    /// World normal, pointing from the first collider to the second.
+    pub normal: Vector,
+    /// Signed distance between the surfaces: negative when penetrating.
+    pub separation: Scalar,
+    /// Normal impulse applied at this point during the last step, N·s.
+    pub normal_impulse: Scalar,
+}
+
+/// The contact state between two colliders whose AABBs overlap.
+pub struct ContactPair {
+    /// The first collider (the smaller entity).
+    pub collider1: Entity,
+    /// The second collider.
+    pub collider2: Entity,
+    /// The first collider's body.
+    pub body1: Option<Entity>,
+    /// The second collider's body.
+    pub body2: Option<Entity>,
+    pub(crate) manifolds: Vec<Manifold>,
+    pub(crate) workspace: Option<ContactManifoldsWorkspace>,
+    pub(crate) pose1: Pose,
+    pub(crate) pose2: Pose,
+    pub(crate) touching: bool,
+    pub(crate) was_touching: bool,
+    pub(crate) sensor: bool,
+    pub(crate) friction: Scalar,
+    pub(crate) restitution: Scalar,
+    /// This step's broad-phase proxy indices.
+    pub(crate) proxies: (u32, u32),
+}
+
+impl ContactPair {
+    /// True if the colliders are touching (any point at or within the contact tolerance).
+    pub fn is_touching(&self) -> bool {
+        self.touching
+    }
+
+    /// True if either collider is a sensor.
+    pub fn is_sensor(&self) -> bool {
+        self.sensor
+    }
+
+    /// The contact points in world space, as of the last narrow phase.
+    pub fn points(&self) -> impl Iterator<Item = ContactPoint> + '_ {
+        self.manifolds.iter().flat_map(move |m| {
+            let frame1 = m.subshape_pos1.map_or(self.pose1, |p| self.pose1 * p);
+            let frame2 = m.subshape_pos2.map_or(self.pose2, |p| self.pose2 * p);
+            let normal = frame1.rotation * m.local_n1;
+            m.points.iter().map(move |c| {
+                let p1 = frame1 * c.local_p1;
+                let p2 = frame2 * c.local_p2;
+                ContactPoint {
+                    point: (p1 + p2) * 0.5,
+                    normal,
+                    separation: c.dist,
+                    normal_impulse: c.data.normal,
+                }
+            })
+        })
+    }
+
+    /// Sum of the normal impulses over all points during the last step, N·s.
+    pub fn total_normal_impulse(&self) -> Scalar {
+        self.manifolds
+            .iter()
+            .flat_map(|m| m.points.iter())
+            .map(|c| c.data.normal)
+            .sum()
+    }
+
+    /// The deepest penetration among the points (0 if none penetrate), m.
+    pub fn max_penetration(&self) -> Scalar {
+        self.manifolds
+            .iter()
+            .flat_map(|m| m.points.iter())
+            .map(|c| -c.dist)
+            .fold(0.0, Scalar::max)
+    }
+
+    pub(crate) fn key(&self) -> (Entity, Entity) {
+        (self.collider1, self.collider2)
+    }
+}
+
+/// Every contact pair, sorted by `(collider1, collider2)`.
+#[derive(Resource, Default)]
+pub struct ContactGraph {
+    pub(crate) pairs: Vec<ContactPair>,
+    /// The previous step's storage, kept to reuse its allocation.
+    pub(crate) spare: Vec<ContactPair>,
+}
+
+/// Reads the current contacts.
+///
+/// ```
+/// # use bevy::prelude::*;
+/// # use impetus3d::prelude::*;
+/// fn report(collisions: Collisions) {
+///     for pair in collisions.iter() {
+///         println!("{} touches {}", pair.collider1, pair.collider2);
+///     }
+/// }
+/// # bevy::ecs::system::assert_is_system(report);
+/// ```
+#[derive(SystemParam)]
+pub struct Collisions<'w> {
+    graph: Res<'w, ContactGraph>,
+}
+
+impl Collisions<'_> {
+    /// Touching pairs, in a deterministic order.
+    pub fn iter(&self) -> impl Iterator<Item = &ContactPair> {
+        self.graph.pairs.iter().filter(|p| p.touching)
+    }
+
+    /// The pair for two colliders (in either order), touching or not.
+    pub fn get(&self, a: Entity, b: Entity) -> Option<&ContactPair> {
+        let key = (a.min(b), a.max(b));
+        self.graph
+            .pairs
+            .binary_search_by_key(&key, ContactPair::key)
+            .ok()
+            .map(|i| &self.graph.pairs[i])
+    }
+
+    /// True if the two colliders are touching.
+    pub fn contains(&self, a: Entity, b: Entity) -> bool {
+        self.get(a, b).is_some_and(|p| p.touching)
+    }
+
+    /// Touching pairs that involve `entity` as a collider or as a body.
+    pub fn collisions_with(&self, entity: Entity) -> impl Iterator<Item = &ContactPair> {
+        self.iter().filter(move |p| {
+            p.collider1 == entity
+                || p.collider2 == entity
+                || p.body1 == Some(entity)
+                || p.body2 == Some(entity)
+        })
+    }
+
+    /// Number of touching pairs.
+    pub fn len(&self) -> usize {
+        self.iter().count()
+    }
+
+    /// True if nothing is touching.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}

@@ -1,0 +1,171 @@
+//! Narrow phase: parry contact manifolds for every broad-phase pair, once per step.
+//!
+//! Pairs persist across steps in [`ContactGraph`], sorted by collider entities, so this step's
+//! sorted broad-phase pairs are merged with last step's in one pass. Each pair keeps its parry
+//! manifolds and workspace; parry's manifold generators match new contact points to old ones by
+//! feature id (`ContactManifold::match_contacts`), carrying each point's [`ContactImpulse`]
+//! across so the solver can warm-start. Pairs whose bodies are both asleep or static keep their
+//! manifolds untouched and cost nothing.
+
+use bevy::ecs::entity::EntityHashSet;
+use bevy::prelude::*;
+use parry3d::math::Pose;
+use parry3d::query::{DefaultQueryDispatcher, PersistentQueryDispatcher, QueryDispatcher};
+
+use super::broad_phase::{BroadPhase, ColliderProxy, ProxyKind, prediction_distance};
+use super::contacts::{CollisionEnd, CollisionStart, ContactGraph, ContactPair};
+use crate::SolverConfig;
+
+/// Merges this step's pairs into the contact graph and updates their manifolds.
+pub(crate) fn update_contacts(
+    broad: Res<BroadPhase>,
+    mut graph: ResMut<ContactGraph>,
+    config: Res<SolverConfig>,
+    mut ended: MessageWriter<CollisionEnd>,
+    mut warned: Local<EntityHashSet>,
+) {
+    let graph = &mut *graph;
+    let mut old = std::mem::take(&mut graph.pairs);
+    let mut next = std::mem::take(&mut graph.spare);
+    next.clear();
+    let mut old_pairs = old.drain(..).peekable();
+    for &(a, b) in &broad.pairs {
+        let (p1, p2) = (&broad.proxies[a as usize], &broad.proxies[b as usize]);
+        let key = (p1.entity, p2.entity);
+        while let Some(stale) = old_pairs.next_if(|o| o.key() < key) {
+            end_pair(&stale, &mut ended);
+        }
+        let mut pair = match old_pairs.next_if(|o| o.key() == key) {
+            Some(pair) => pair,
+            None => new_pair(p1, p2),
+        };
+        pair.proxies = (a, b);
+        next.push(pair);
+    }
+    for stale in old_pairs {
+        end_pair(&stale, &mut ended);
+    }
+    graph.spare = old;
+
+    let margin = config.speculative_distance();
+    let tolerance = config.linear_slop;
+    for pair in &mut next {
+        let (p1, p2) = (&broad.proxies[pair.proxies.0 as usize], &broad.proxies[pair.proxies.1 as usize]);
+        if let Err(()) = update_pair(pair, p1, p2, margin, tolerance)
+            && warned.insert(p1.entity)
+        {
+            warn!(
+                "{} and {}: parry cannot compute contacts between these shapes; they will not collide",
+                p1.entity, p2.entity
+            );
+        }
+    }
+    graph.pairs = next;
+}
+
+/// Sends the start messages for pairs that began touching this step.
+pub(crate) fn send_collision_started(
+    graph: Res<ContactGraph>,
+    mut started: MessageWriter<CollisionStart>,
+) {
+    for pair in graph.pairs.iter().filter(|p| p.touching && !p.was_touching) {
+        started.write(CollisionStart {
+            collider1: pair.collider1,
+            collider2: pair.collider2,
+            body1: pair.body1,
+            body2: pair.body2,
+        });
+    }
+}
+
+/// Sends the end messages for pairs that stopped touching while their AABBs still overlap.
+pub(crate) fn send_collision_ended(graph: Res<ContactGraph>, mut ended: MessageWriter<CollisionEnd>) {
+    for pair in graph.pairs.iter().filter(|p| !p.touching && p.was_touching) {
+        end_pair_always(pair, &mut ended);
+    }
+}
+
+fn end_pair(pair: &ContactPair, ended: &mut MessageWriter<CollisionEnd>) {
+    if pair.touching {
+        end_pair_always(pair, ended);
+    }
+}
+
+fn end_pair_always(pair: &ContactPair, ended: &mut MessageWriter<CollisionEnd>) {
+    ended.write(CollisionEnd {
+        collider1: pair.collider1,
+        collider2: pair.collider2,
+        body1: pair.body1,
+        body2: pair.body2,
+    });
+}
+
+fn new_pair(p1: &ColliderProxy, p2: &ColliderProxy) -> ContactPair {
+    ContactPair {
+        collider1: p1.entity,
+        collider2: p2.entity,
+        body1: p1.body,
+        body2: p2.body,
+        manifolds: Vec::new(),
+        workspace: None,
+        // NaN poses never compare equal, so a new pair always gets its first manifolds.
+        pose1: Pose::from_translation(bevy::math::Vec3::NAN),
+        pose2: Pose::from_translation(bevy::math::Vec3::NAN),
+        touching: false,
+        was_touching: false,
+        sensor: p1.sensor || p2.sensor,
+        friction: 0.0,
+        restitution: 0.0,
+        proxies: (0, 0),
+    }
+}
+
+/// Recomputes one pair's manifolds unless both sides are at rest.
+fn update_pair(
+    pair: &mut ContactPair,
+    p1: &ColliderProxy,
+    p2: &ColliderProxy,
+    margin: f32,
+    tolerance: f32,
+) -> Result<(), ()> {
+    pair.was_touching = pair.touching;
+    let resting = |k| matches!(k, ProxyKind::Static | ProxyKind::Sleeping);
+    if resting(p1.kind) && resting(p2.kind) && pair.pose1 == p1.pose && pair.pose2 == p2.pose {
+        return Ok(());
+    }
+    pair.body1 = p1.body;
+    pair.body2 = p2.body;
+    pair.pose1 = p1.pose;
+    pair.pose2 = p2.pose;
+    pair.sensor = p1.sensor || p2.sensor;
+    pair.friction = p1.friction.combine(p2.friction);
+    pair.restitution = p1.restitution.combine(p2.restitution);
+    let pos12: Pose = p1.pose.inv_mul(&p2.pose);
+    if pair.sensor {
+        pair.manifolds.clear();
+        pair.touching = DefaultQueryDispatcher
+            .intersection_test(&pos12, &*p1.shape, &*p2.shape)
+            .map_err(|_| ())?;
+        return Ok(());
+    }
+    let prediction = prediction_distance(p1, p2, margin);
+    let result = DefaultQueryDispatcher.contact_manifolds(
+        &pos12,
+        &*p1.shape,
+        &*p2.shape,
+        prediction,
+        &mut pair.manifolds,
+        &mut pair.workspace,
+    );
+    if result.is_err() {
+        pair.manifolds.clear();
+        pair.touching = false;
+        return Err(());
+    }
+    pair.manifolds.retain(|m| !m.points.is_empty());
+    pair.touching = pair
+        .manifolds
+        .iter()
+        .any(|m| m.points.iter().any(|c| c.dist <= tolerance));
+    Ok(())
+}

@@ -1,0 +1,171 @@
+//! # impetus3d
+//!
+//! A 3D rigid-body physics plugin for [Bevy](https://bevy.org): add [`PhysicsPlugin`], spawn
+//! entities with [`RigidBody`] and [`Collider`], and they fall, stack, slide, bounce and sleep.
+//! Joints are entities of their own, and you can write your own position-based constraints.
+//!
+//! ```no_run
+//! use bevy::prelude::*;
+//! use impetus3d::prelude::*;
+//!
+//! fn main() {
+//!     App::new()
+//!         .add_plugins((MinimalPlugins, PhysicsPlugin::default()))
+//!         .add_systems(Startup, |mut commands: Commands| {
+//!             commands.spawn((RigidBody::Static, Collider::cuboid(20.0, 1.0, 20.0)));
+//!             commands.spawn((
+//!                 RigidBody::Dynamic,
+//!                 Collider::cuboid(1.0, 1.0, 1.0),
+//!                 Transform::from_xyz(0.0, 3.0, 0.0),
+//!             ));
+//!         })
+//!         .run();
+//! }
+//! ```
+//!
+//! ## The step
+//!
+//! [`PhysicsPlugin`] runs [`PhysicsSchedule`] once per physics step from `FixedPostUpdate`
+//! (so the step is `Time<Fixed>`'s timestep, 1/64 s by default). Each step runs the
+//! [`PhysicsStepSet`] stages: prepare (transform sync, mass properties), broad phase (a BVH of
+//! collider AABBs), narrow phase (parry contact manifolds, warm-start data matched by feature
+//! id), solver, sleeping, and finalize (transform sync). The solver runs [`SubstepSchedule`]
+//! [`SubstepCount`] times (4 by default): integrate velocities, warm start, soft contact solve,
+//! integrate positions, relax, XPBD joints, user constraints, velocity projection.
+//!
+//! ## Methods and sources
+//!
+//! - Contacts: the soft step of Erin Catto, "Solver2D" (2024) and Box2D v3 — substepping with
+//!   soft constraints, warm starting and relaxation — with the frequency / damping-ratio
+//!   coefficients of Catto, "Soft Constraints: Reinventing the Spring" (GDC 2011).
+//! - Joints and custom constraints: extended position-based dynamics, Macklin, Müller and
+//!   Chentanez, "XPBD: Position-Based Simulation of Compliant Constrained Dynamics" (2016), and
+//!   Müller et al., "Detailed Rigid Body Simulation with Extended Position Based Dynamics"
+//!   (2020).
+//! - Collision detection: [parry3d](https://parry.rs).
+//!
+//! ## Defaults (and why)
+//!
+//! Gravity `(0, -9.81, 0)`; 4 substeps; contact frequency 30 Hz (capped at a quarter of the
+//! substep rate), damping ratio 10, contacts against static bodies twice as stiff; push-out
+//! capped at 3 m/s; no bounce below 1 m/s; contact tolerance 5 mm with a 2 cm speculative
+//! margin; friction 0.5 (geometric mean), restitution 0 (maximum); collider density 1000 kg/m³;
+//! bodies sleep after 0.5 s below 0.05 m/s and 0.05 rad/s. See [`SolverConfig`],
+//! [`SleepThreshold`] and [`Friction`].
+//!
+//! ## Bad input
+//!
+//! Non-finite poses or velocities, zero-size or invalid colliders, non-positive masses, and
+//! constraints naming missing entities are reported with `warn!` naming the entity and skipped
+//! or reset; the rest of the world keeps simulating. Despawning anything at any time is safe.
+
+#![warn(missing_docs)]
+
+pub mod body;
+pub mod collision;
+pub mod math;
+pub mod schedule;
+pub mod solver;
+mod sync;
+
+/// Compatibility path for code written against engines that keep the solver under
+/// `dynamics::solver` (for example `dynamics::solver::xpbd::XpbdConstraint`).
+pub mod dynamics {
+    pub use crate::solver;
+}
+
+pub use body::*;
+pub use collision::*;
+pub use schedule::*;
+pub use solver::{Gravity, RigidBodyQueryItem, SolverBodies, SolverConfig};
+
+use bevy::app::{FixedPostUpdate, PluginGroup, PluginGroupBuilder};
+use bevy::ecs::schedule::{InternedScheduleLabel, ScheduleLabel};
+use bevy::prelude::*;
+
+/// Everything a user of the engine needs.
+pub mod prelude {
+    pub use crate::body::{
+        AngularDamping, AngularVelocity, CenterOfMass, ColliderDensity, ComputedMass,
+        ConstantForce, ConstantTorque, ExternalImpulse, GravityScale, LinearDamping,
+        LinearVelocity, LockedAxes, Mass, Position, RigidBody, Rotation, SleepThreshold,
+        Sleeping, SleepingDisabled,
+    };
+    pub use crate::collision::{
+        CoefficientCombine, Collider, ColliderOf, CollisionEnd, CollisionLayers,
+        CollisionStart, Collisions, ContactPair, ContactPoint, Friction, Restitution, Sensor,
+    };
+    pub use crate::math::{Scalar, Vector};
+    pub use crate::schedule::{
+        PhysicsSchedule, PhysicsStepSet, PhysicsStepTime, SolverSet, SubstepCount,
+        SubstepSchedule, SubstepSolverSet,
+    };
+    pub use crate::solver::{Gravity, RigidBodyQueryItem, SolverConfig};
+    pub use crate::{PhysicsPlugin, PhysicsPlugins};
+}
+
+/// The physics engine. Add it once; it runs one physics step per run of its parent schedule.
+///
+/// ```
+/// # use bevy::prelude::*;
+/// # use impetus3d::prelude::*;
+/// App::new().add_plugins((MinimalPlugins, PhysicsPlugin::default()));
+/// // Or step once per frame instead of at the fixed rate:
+/// App::new().add_plugins((MinimalPlugins, PhysicsPlugin::new(Update)));
+/// ```
+#[derive(Debug)]
+pub struct PhysicsPlugin {
+    schedule: InternedScheduleLabel,
+}
+
+impl Default for PhysicsPlugin {
+    /// Steps in `FixedPostUpdate`.
+    fn default() -> Self {
+        Self::new(FixedPostUpdate)
+    }
+}
+
+impl PhysicsPlugin {
+    /// Steps once per run of `schedule`, by that schedule's `Time` delta.
+    pub fn new(schedule: impl ScheduleLabel) -> Self {
+        Self {
+            schedule: schedule.intern(),
+        }
+    }
+}
+
+impl Plugin for PhysicsPlugin {
+    fn build(&self, app: &mut App) {
+        app.add_plugins(PhysicsPlugins::new(self.schedule));
+    }
+}
+
+/// The per-stage plugins [`PhysicsPlugin`] adds, for users who want to replace one.
+#[derive(Debug)]
+pub struct PhysicsPlugins {
+    schedule: InternedScheduleLabel,
+}
+
+impl PhysicsPlugins {
+    /// The stage plugins, stepping in `schedule`.
+    pub fn new(schedule: impl ScheduleLabel) -> Self {
+        Self {
+            schedule: schedule.intern(),
+        }
+    }
+}
+
+impl PluginGroup for PhysicsPlugins {
+    fn build(self) -> PluginGroupBuilder {
+        PluginGroupBuilder::start::<Self>()
+            .add(schedule::PhysicsSchedulePlugin {
+                parent: self.schedule,
+            })
+            .add(sync::SyncPlugin)
+            .add(collision::ColliderPlugin)
+            .add(collision::BroadPhasePlugin)
+            .add(collision::NarrowPhasePlugin)
+            .add(solver::SolverPlugin)
+            .add(body::sleeping::SleepingPlugin)
+    }
+}

@@ -1,0 +1,56 @@
+//! Scalar and vector aliases, and the few small helpers the pipeline shares.
+//!
+//! The engine works in `f32` throughout. Bevy's `Vec3`/`Quat` and parry's vectors are the same
+//! glam 0.32 types, so values pass between the ECS and collision detection without conversion.
+
+pub use bevy::math::{Mat3, Quat, Vec3};
+
+/// The floating-point type of every physical quantity.
+pub type Scalar = f32;
+/// A 3D vector of [`Scalar`]s.
+pub type Vector = Vec3;
+/// A rotation quaternion.
+pub type Quaternion = Quat;
+/// A 3×3 matrix, used for inertia tensors.
+pub type Matrix3 = Mat3;
+
+/// A parry pose (rotation + translation) for a body or collider.
+pub(crate) fn pose(translation: Vector, rotation: Quaternion) -> parry3d::math::Pose {
+    parry3d::math::Pose::from_parts(translation, rotation)
+}
+
+/// Rotates the inverse inertia tensor `local` (body frame) into world space.
+#[inline]
+pub(crate) fn rotate_inertia(local: Matrix3, rotation: Quaternion) -> Matrix3 {
+    let r = Matrix3::from_quat(rotation);
+    r * local * r.transpose()
+}
+
+/// Integrates a rotation by the angular displacement `omega_dt` (angular velocity × time),
+/// using the first-order quaternion update `q + ½ (ω dt, 0) q`, renormalised.
+#[inline]
+pub(crate) fn integrate_rotation(rotation: Quaternion, omega_dt: Vector) -> Quaternion {
+    let dq = Quaternion::from_xyzw(omega_dt.x, omega_dt.y, omega_dt.z, 0.0) * rotation;
+    (rotation + dq * 0.5).normalize()
+}
+
+/// The angular velocity that turns `from` into `to` over `dt`: twice the vector part of the
+/// delta quaternion, taken on the short arc.
+#[inline]
+pub(crate) fn angular_velocity_between(from: Quaternion, to: Quaternion, inv_dt: Scalar) -> Vector {
+    let dq = to * from.conjugate();
+    let sign = if dq.w >= 0.0 { 1.0 } else { -1.0 };
+    2.0 * inv_dt * sign * Vector::new(dq.x, dq.y, dq.z)
+}
+
+/// Two unit vectors that, with `n`, form a right-handed orthonormal basis.
+#[inline]
+pub(crate) fn tangent_basis(n: Vector) -> (Vector, Vector) {
+    n.any_orthonormal_pair()
+}
+
+/// True when every component is finite.
+#[inline]
+pub(crate) fn is_finite_quat(q: Quaternion) -> bool {
+    q.is_finite() && q.length_squared() > 1e-12
+}

@@ -1,0 +1,39 @@
+//! Semi-implicit Euler integration inside each substep.
+//!
+//! Velocities first (gravity, constant forces, damping), then positions from the new
+//! velocities. Rotations use the first-order quaternion update, renormalised. Damping uses the
+//! implicit form `v / (1 + h c)` (as Box2D does), which is stable for any coefficient.
+
+use bevy::prelude::*;
+
+use super::solver_body::SolverBodies;
+use crate::math::integrate_rotation;
+use crate::PhysicsStepTime;
+
+/// Adds gravity, constant forces and damping to every dynamic body's velocity.
+pub(crate) fn integrate_velocities(mut solver: ResMut<SolverBodies>, time: Res<PhysicsStepTime>) {
+    let h = time.substep_delta;
+    for body in solver.bodies.iter_mut().skip(1) {
+        if body.inverse_mass == 0.0 {
+            continue;
+        }
+        body.linear_velocity += body.linear_acceleration * h;
+        body.angular_velocity += body.angular_acceleration * h;
+        body.linear_velocity *= 1.0 / (1.0 + h * body.linear_damping);
+        body.angular_velocity *= 1.0 / (1.0 + h * body.angular_damping);
+    }
+}
+
+/// Moves every dynamic and kinematic body by its velocity, and records the pose the XPBD sets
+/// start from.
+pub(crate) fn integrate_positions(mut solver: ResMut<SolverBodies>, time: Res<PhysicsStepTime>) {
+    let h = time.substep_delta;
+    for body in solver.bodies.iter_mut().skip(1) {
+        if !body.rb.is_static() {
+            body.accumulated_translation += body.linear_velocity * h;
+            body.rotation = integrate_rotation(body.rotation, body.angular_velocity * h);
+        }
+        body.pre_xpbd_center = body.current_center_of_mass();
+        body.pre_xpbd_rotation = body.rotation;
+    }
+}

@@ -1,0 +1,114 @@
+//! The solver: dense body storage, the soft-step contact solver, integration, XPBD constraints
+//! and joints, all driven by the substep loop.
+//!
+//! Per step (in [`SolverSet`] order): gather awake bodies, build contact constraints, prepare
+//! joints, run the substeps, apply restitution, store impulses and write bodies back. Per
+//! substep (in [`SubstepSolverSet`] order): integrate velocities, warm start, solve contacts,
+//! integrate positions, relax contacts, solve joints and user constraints, project velocities.
+
+pub mod contact;
+pub mod integrator;
+pub mod softness;
+pub mod solver_body;
+
+pub use softness::SoftCoefficients;
+pub use solver_body::{RigidBodyQueryItem, SolverBodies};
+
+use bevy::prelude::*;
+
+use crate::math::{Scalar, Vector};
+use crate::schedule::{PhysicsSchedule, SolverSet, SubstepSchedule, SubstepSolverSet};
+
+/// World gravity, m/s². Default `(0, -9.81, 0)`.
+#[derive(Resource, Clone, Copy, Debug, PartialEq, Deref, DerefMut)]
+pub struct Gravity(pub Vector);
+
+impl Default for Gravity {
+    fn default() -> Self {
+        Self(Vector::new(0.0, -9.81, 0.0))
+    }
+}
+
+/// Tuning of the contact solver. The defaults suit bodies from centimetres to tens of metres.
+#[derive(Resource, Clone, Copy, Debug, PartialEq)]
+pub struct SolverConfig {
+    /// Contact stiffness as a frequency, Hz. Capped at a quarter of the substep rate, where the
+    /// soft step stays stable. Default 30.
+    pub contact_frequency: Scalar,
+    /// Contact damping ratio. Default 10 (heavily over-damped: no bounce from the bias).
+    pub contact_damping_ratio: Scalar,
+    /// How much stiffer contacts against static bodies are. Default 2.
+    pub static_stiffness_factor: Scalar,
+    /// The fastest the position bias may push overlapping bodies apart, m/s. Default 3.
+    pub max_push_out_speed: Scalar,
+    /// Approach speed below which contacts do not bounce, m/s. Default 1.
+    pub restitution_threshold: Scalar,
+    /// Contact tolerance, m: points closer than this count as touching, and the speculative
+    /// margin is four times it. Default 0.005.
+    pub linear_slop: Scalar,
+}
+
+impl Default for SolverConfig {
+    fn default() -> Self {
+        Self {
+            contact_frequency: 30.0,
+            contact_damping_ratio: 10.0,
+            static_stiffness_factor: 2.0,
+            max_push_out_speed: 3.0,
+            restitution_threshold: 1.0,
+            linear_slop: 0.005,
+        }
+    }
+}
+
+impl SolverConfig {
+    /// How far apart surfaces may be and still get a (speculative) contact point.
+    pub fn speculative_distance(&self) -> Scalar {
+        4.0 * self.linear_slop
+    }
+
+    pub(crate) fn contact_coefficients(&self, h: Scalar) -> contact::ContactCoefficients {
+        let hertz = self.contact_frequency.min(0.25 / h);
+        contact::ContactCoefficients {
+            dynamic: SoftCoefficients::new(hertz, self.contact_damping_ratio, h),
+            fixed: SoftCoefficients::new(
+                self.static_stiffness_factor * hertz,
+                self.contact_damping_ratio,
+                h,
+            ),
+        }
+    }
+}
+
+/// Body gathering, contacts, integration and writeback.
+pub(crate) struct SolverPlugin;
+
+impl Plugin for SolverPlugin {
+    fn build(&self, app: &mut App) {
+        app.init_resource::<Gravity>()
+            .init_resource::<SolverConfig>()
+            .init_resource::<SolverBodies>()
+            .init_resource::<contact::ContactConstraints>()
+            .add_systems(
+                PhysicsSchedule,
+                (
+                    solver_body::prepare_solver_bodies.in_set(SolverSet::PrepareSolverBodies),
+                    contact::prepare_contacts.in_set(SolverSet::PrepareContacts),
+                    contact::apply_restitution.in_set(SolverSet::Restitution),
+                    (contact::store_impulses, solver_body::write_back_bodies)
+                        .chain()
+                        .in_set(SolverSet::Writeback),
+                ),
+            )
+            .add_systems(
+                SubstepSchedule,
+                (
+                    integrator::integrate_velocities.in_set(SubstepSolverSet::IntegrateVelocities),
+                    contact::warm_start.in_set(SubstepSolverSet::WarmStart),
+                    contact::solve_contacts.in_set(SubstepSolverSet::SolveContacts),
+                    integrator::integrate_positions.in_set(SubstepSolverSet::IntegratePositions),
+                    contact::relax_contacts.in_set(SubstepSolverSet::Relax),
+                ),
+            );
+    }
+}

@@ -1,0 +1,334 @@
+//! Dense solver storage: one [`RigidBodyQueryItem`] per awake dynamic or kinematic body, read
+//! from the ECS once at the start of a step and written back once at its end.
+//!
+//! Slot 0 is a shared static body (infinite mass, no velocity, never moves): every contact with
+//! a static or sleeping body points at it, so static bodies cost nothing. Static or sleeping
+//! bodies named by joints and user constraints get a slot of their own, appended when the
+//! constraint is prepared, so the XPBD code can treat every participant the same way.
+
+use bevy::ecs::entity::EntityHashSet;
+use bevy::prelude::*;
+
+use crate::body::{
+    AngularDamping, AngularVelocity, ComputedMass, ConstantForce, ConstantTorque,
+    ExternalImpulse, GravityScale, LinearDamping, LinearVelocity, LockedAxes, Position,
+    RigidBody, Rotation, Sleeping,
+};
+use crate::math::{Matrix3, Quaternion, Scalar, Vector, rotate_inertia};
+use crate::Gravity;
+
+/// One body inside the running step, backed by the dense solver storage.
+///
+/// This is what [`XpbdConstraint::solve`](crate::solver::xpbd::XpbdConstraint::solve) receives.
+/// Positions and rotations are the body's *current* state within the substep; use
+/// [`current_position`](Self::current_position) for the origin and
+/// [`current_center_of_mass`](Self::current_center_of_mass) for the centre of mass.
+#[derive(Clone, Copy, Debug)]
+#[repr(C)]
+pub struct RigidBodyQueryItem {
+    /// Linear velocity of the centre of mass (world).
+    pub linear_velocity: Vector,
+    /// Inverse mass (0 for static and kinematic bodies).
+    pub inverse_mass: Scalar,
+    /// Angular velocity (world).
+    pub angular_velocity: Vector,
+    /// Centre-of-mass displacement accumulated since the start of the step (world).
+    pub accumulated_translation: Vector,
+    /// Current rotation.
+    pub rotation: Quaternion,
+    /// World inverse inertia at the step's starting rotation, with locked axes removed.
+    pub(crate) step_inverse_inertia: Matrix3,
+    /// 1 on free translation axes, 0 on locked ones.
+    pub(crate) translation_mask: Vector,
+    /// The body entity.
+    pub entity: Entity,
+    /// The body kind.
+    pub rb: RigidBody,
+    /// Axes the body may not move or turn about.
+    pub locked_axes: LockedAxes,
+    /// Position of the body origin at the start of the step.
+    pub position: Vector,
+    /// Centre of mass in the body frame.
+    pub center_of_mass: Vector,
+    /// Inverse inertia about the centre of mass, in the body frame (0 for static/kinematic).
+    pub local_inverse_inertia: Matrix3,
+    /// World centre of mass at the start of the step.
+    pub(crate) start_center: Vector,
+    /// Rotation at the start of the step.
+    pub(crate) start_rotation: Quaternion,
+    /// Velocity change per second from gravity and constant forces.
+    pub(crate) linear_acceleration: Vector,
+    /// Angular velocity change per second from constant torque.
+    pub(crate) angular_acceleration: Vector,
+    pub(crate) linear_damping: Scalar,
+    pub(crate) angular_damping: Scalar,
+    /// Pose before the XPBD sets of the current substep, for velocity projection.
+    pub(crate) pre_xpbd_center: Vector,
+    pub(crate) pre_xpbd_rotation: Quaternion,
+}
+
+impl RigidBodyQueryItem {
+    /// A body that never moves, at `position` with `rotation`.
+    pub(crate) fn fixed(entity: Entity, rb: RigidBody, position: Vector, rotation: Quaternion, com: Vector) -> Self {
+        let center = position + rotation * com;
+        Self {
+            linear_velocity: Vector::ZERO,
+            inverse_mass: 0.0,
+            angular_velocity: Vector::ZERO,
+            accumulated_translation: Vector::ZERO,
+            rotation,
+            step_inverse_inertia: Matrix3::ZERO,
+            translation_mask: Vector::ZERO,
+            entity,
+            rb,
+            locked_axes: LockedAxes::ALL_LOCKED,
+            position,
+            center_of_mass: com,
+            local_inverse_inertia: Matrix3::ZERO,
+            start_center: center,
+            start_rotation: rotation,
+            linear_acceleration: Vector::ZERO,
+            angular_acceleration: Vector::ZERO,
+            linear_damping: 0.0,
+            angular_damping: 0.0,
+            pre_xpbd_center: center,
+            pre_xpbd_rotation: rotation,
+        }
+    }
+
+    /// The current world position of the body origin.
+    pub fn current_position(&self) -> Vector {
+        self.current_center_of_mass() - self.rotation * self.center_of_mass
+    }
+
+    /// The current world position of the centre of mass.
+    pub fn current_center_of_mass(&self) -> Vector {
+        self.start_center + self.accumulated_translation
+    }
+
+    /// True for dynamic bodies (the only ones constraints can move).
+    pub fn is_dynamic(&self) -> bool {
+        self.rb == RigidBody::Dynamic
+    }
+
+    /// Inverse mass with locked translation axes removed, per world axis.
+    pub fn effective_inverse_mass(&self) -> Vector {
+        self.inverse_mass * self.translation_mask
+    }
+
+    /// World inverse inertia at the current rotation, with locked rotation axes removed.
+    pub fn effective_world_inv_inertia(&self) -> Matrix3 {
+        if self.inverse_mass == 0.0 {
+            return Matrix3::ZERO;
+        }
+        mask_rotation(
+            rotate_inertia(self.local_inverse_inertia, self.rotation),
+            self.locked_axes,
+        )
+    }
+
+    /// Velocity of the world point at offset `r` from the centre of mass.
+    #[inline]
+    pub fn velocity_at(&self, r: Vector) -> Vector {
+        self.linear_velocity + self.angular_velocity.cross(r)
+    }
+
+    /// Applies a velocity-level impulse `p` at offset `r` from the centre of mass, using the
+    /// step's inertia.
+    #[inline]
+    pub(crate) fn apply_impulse(&mut self, p: Vector, r: Vector) {
+        self.linear_velocity += self.inverse_mass * self.translation_mask * p;
+        self.angular_velocity += self.step_inverse_inertia * r.cross(p);
+    }
+}
+
+fn mask_rotation(inverse_inertia: Matrix3, locked: LockedAxes) -> Matrix3 {
+    let m = Matrix3::from_diagonal(locked.rotation_mask());
+    m * inverse_inertia * m
+}
+
+/// The dense body storage for the step in progress.
+#[derive(Resource)]
+pub struct SolverBodies {
+    pub(crate) bodies: Vec<RigidBodyQueryItem>,
+    /// Entity index → slot, valid only where `bodies[slot].entity` matches.
+    slots: Vec<u32>,
+    /// Sleeping bodies pulled into the step by constraints; woken at writeback.
+    pub(crate) woken: Vec<Entity>,
+    /// Pairs of slots joined by a constraint this step, for island building.
+    pub(crate) links: Vec<(u32, u32)>,
+}
+
+impl Default for SolverBodies {
+    fn default() -> Self {
+        Self {
+            bodies: vec![RigidBodyQueryItem::fixed(
+                Entity::PLACEHOLDER,
+                RigidBody::Static,
+                Vector::ZERO,
+                Quaternion::IDENTITY,
+                Vector::ZERO,
+            )],
+            slots: Vec::new(),
+            woken: Vec::new(),
+            links: Vec::new(),
+        }
+    }
+}
+
+impl SolverBodies {
+    /// The shared static slot.
+    pub const STATIC: usize = 0;
+
+    /// The slot of an awake body in this step, if it has one.
+    #[inline]
+    pub fn slot(&self, entity: Entity) -> Option<usize> {
+        let slot = *self.slots.get(entity.index_u32() as usize)? as usize;
+        (slot != 0 && self.bodies.get(slot)?.entity == entity).then_some(slot)
+    }
+
+    /// The slot for a contact with `entity`: its own if awake, else the shared static slot.
+    #[inline]
+    pub(crate) fn contact_slot(&self, entity: Option<Entity>) -> usize {
+        entity.and_then(|e| self.slot(e)).unwrap_or(Self::STATIC)
+    }
+
+    /// All bodies in the step (slot 0 is the shared static body).
+    pub fn bodies(&self) -> &[RigidBodyQueryItem] {
+        &self.bodies
+    }
+
+    pub(crate) fn push(&mut self, body: RigidBodyQueryItem) -> usize {
+        let slot = self.bodies.len();
+        let index = body.entity.index_u32() as usize;
+        if self.slots.len() <= index {
+            self.slots.resize(index + 1, 0);
+        }
+        self.slots[index] = slot as u32;
+        self.bodies.push(body);
+        slot
+    }
+
+    fn clear(&mut self) {
+        self.bodies.truncate(1);
+        self.woken.clear();
+        self.links.clear();
+    }
+}
+
+/// The ECS data gathered per awake body.
+pub(crate) type BodyGatherData = (
+    Entity,
+    &'static RigidBody,
+    &'static Position,
+    &'static Rotation,
+    &'static mut LinearVelocity,
+    &'static mut AngularVelocity,
+    &'static ComputedMass,
+    Option<&'static LockedAxes>,
+    Option<&'static GravityScale>,
+    Option<&'static LinearDamping>,
+    Option<&'static AngularDamping>,
+    Option<&'static ConstantForce>,
+    Option<&'static ConstantTorque>,
+    Option<&'static mut ExternalImpulse>,
+);
+
+/// Gathers awake dynamic and kinematic bodies into [`SolverBodies`], applying one-off impulses
+/// and rejecting non-finite velocities.
+pub(crate) fn prepare_solver_bodies(
+    mut solver: ResMut<SolverBodies>,
+    mut bodies: Query<BodyGatherData, Without<Sleeping>>,
+    gravity: Res<Gravity>,
+    mut warned: Local<EntityHashSet>,
+) {
+    solver.clear();
+    for (entity, rb, position, rotation, mut v, mut w, mass, locked, gravity_scale, lin_damp, ang_damp, force, torque, impulse) in
+        &mut bodies
+    {
+        if rb.is_static() {
+            continue;
+        }
+        if !v.0.is_finite() || !w.0.is_finite() {
+            if warned.insert(entity) {
+                warn!("{entity}: non-finite velocity; reset to zero");
+            }
+            v.0 = Vector::ZERO;
+            w.0 = Vector::ZERO;
+        }
+        let mut body = RigidBodyQueryItem::fixed(
+            entity,
+            *rb,
+            position.0,
+            rotation.0,
+            mass.local_center_of_mass,
+        );
+        body.linear_velocity = v.0;
+        body.angular_velocity = w.0;
+        body.locked_axes = LockedAxes::new();
+        if rb.is_dynamic() {
+            let locked = locked.copied().unwrap_or_default();
+            body.locked_axes = locked;
+            body.inverse_mass = mass.inverse_mass;
+            body.local_inverse_inertia = mass.local_inverse_inertia;
+            body.translation_mask = locked.translation_mask();
+            body.step_inverse_inertia = body.effective_world_inv_inertia();
+            let g = gravity.0 * gravity_scale.map_or(1.0, |g| g.0);
+            let f = force.map_or(Vector::ZERO, |f| f.0);
+            let t = torque.map_or(Vector::ZERO, |t| t.0);
+            body.linear_acceleration = (g + f * mass.inverse_mass) * body.translation_mask;
+            body.angular_acceleration = body.step_inverse_inertia * t;
+            body.linear_damping = lin_damp.map_or(0.0, |d| d.0.max(0.0));
+            body.angular_damping = ang_damp.map_or(0.0, |d| d.0.max(0.0));
+            if let Some(mut impulse) = impulse
+                && !impulse.is_zero()
+            {
+                if impulse.linear.is_finite() && impulse.angular.is_finite() {
+                    body.linear_velocity += body.effective_inverse_mass() * impulse.linear;
+                    body.angular_velocity += body.step_inverse_inertia * impulse.angular;
+                } else {
+                    warn!("{entity}: non-finite ExternalImpulse ignored");
+                }
+                *impulse.bypass_change_detection() = ExternalImpulse::default();
+            }
+        }
+        solver.push(body);
+    }
+}
+
+/// Writes the step's result back to the ECS, guarding against non-finite results.
+pub(crate) fn write_back_bodies(
+    mut commands: Commands,
+    solver: Res<SolverBodies>,
+    mut bodies: Query<(&mut Position, &mut Rotation, &mut LinearVelocity, &mut AngularVelocity)>,
+) {
+    for body in solver.bodies.iter().skip(1) {
+        if body.rb.is_static() {
+            continue;
+        }
+        let Ok((mut position, mut rotation, mut v, mut w)) = bodies.get_mut(body.entity) else {
+            continue;
+        };
+        let new_position = body.current_position();
+        let new_rotation = body.rotation.normalize();
+        if !new_position.is_finite()
+            || !new_rotation.is_finite()
+            || !body.linear_velocity.is_finite()
+            || !body.angular_velocity.is_finite()
+        {
+            warn!("{}: the solver produced a non-finite state; body reset to rest", body.entity);
+            v.0 = Vector::ZERO;
+            w.0 = Vector::ZERO;
+            continue;
+        }
+        position.0 = new_position;
+        rotation.0 = new_rotation;
+        v.0 = body.linear_velocity;
+        w.0 = body.angular_velocity;
+    }
+    for &entity in &solver.woken {
+        if let Ok(mut e) = commands.get_entity(entity) {
+            e.remove::<Sleeping>();
+        }
+    }
+}

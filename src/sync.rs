@@ -1,0 +1,111 @@
+//! Keeps [`Transform`] and [`Position`]/[`Rotation`] in step.
+//!
+//! At the start of a step, a body whose `Transform` differs from what the engine last wrote was
+//! moved by the user: its `Position`/`Rotation` jump there (a teleport) and it wakes. A body
+//! whose `Position`/`Rotation` differ from the last exchange was moved through those instead.
+//! At the end of a step, moved bodies' poses are copied to their `Transform`.
+//!
+//! On the first step a body is seen, a non-identity `Transform` wins over `Position`/`Rotation`;
+//! otherwise the `Position`/`Rotation` the body was spawned with is used.
+//!
+//! Bodies are expected to be root entities (their `Transform` is their world pose).
+
+use bevy::ecs::entity::EntityHashSet;
+use bevy::prelude::*;
+
+use crate::body::{PoseSync, Position, RigidBody, Rotation, Sleeping};
+use crate::math::is_finite_quat;
+
+/// Copies user-moved `Transform`s into `Position`/`Rotation`, rejecting non-finite poses.
+#[allow(clippy::type_complexity)]
+pub(crate) fn transform_to_position(
+    mut commands: Commands,
+    mut bodies: Query<
+        (
+            Entity,
+            &Transform,
+            &mut Position,
+            &mut Rotation,
+            &mut PoseSync,
+            Has<Sleeping>,
+        ),
+        With<RigidBody>,
+    >,
+    mut warned: Local<EntityHashSet>,
+) {
+    for (entity, transform, mut position, mut rotation, mut sync, sleeping) in &mut bodies {
+        let transform_moved = transform.translation != sync.translation
+            || transform.rotation != sync.rotation;
+        let position_moved = position.0 != sync.translation || rotation.0 != sync.rotation;
+        if !transform_moved && !position_moved && sync.initialized {
+            continue;
+        }
+        let identity = transform.translation == Vec3::ZERO && transform.rotation == Quat::IDENTITY;
+        let (mut new_position, mut new_rotation) = if !sync.initialized && identity {
+            (position.0, rotation.0)
+        } else if transform_moved {
+            (transform.translation, transform.rotation)
+        } else {
+            (position.0, rotation.0)
+        };
+        if !new_position.is_finite() || !is_finite_quat(new_rotation) {
+            if warned.insert(entity) {
+                warn!("{entity}: non-finite position or rotation; keeping its last valid pose");
+            }
+            (new_position, new_rotation) = if sync.initialized {
+                (sync.translation, sync.rotation)
+            } else {
+                (Vec3::ZERO, Quat::IDENTITY)
+            };
+        } else {
+            new_rotation = new_rotation.normalize();
+        }
+        position.set_if_neq(Position(new_position));
+        rotation.set_if_neq(Rotation(new_rotation));
+        *sync = PoseSync {
+            translation: new_position,
+            rotation: new_rotation,
+            initialized: sync.initialized,
+        };
+        if sync.initialized && sleeping {
+            commands.entity(entity).remove::<Sleeping>();
+        }
+        sync.initialized = true;
+    }
+}
+
+/// Copies the poses the step produced into `Transform`.
+#[allow(clippy::type_complexity)]
+pub(crate) fn position_to_transform(
+    mut bodies: Query<
+        (&Position, &Rotation, &mut Transform, &mut PoseSync),
+        (With<RigidBody>, Or<(Changed<Position>, Changed<Rotation>)>),
+    >,
+) {
+    for (position, rotation, mut transform, mut sync) in &mut bodies {
+        if transform.translation != position.0 || transform.rotation != rotation.0 {
+            transform.translation = position.0;
+            transform.rotation = rotation.0;
+        }
+        sync.translation = position.0;
+        sync.rotation = rotation.0;
+        sync.initialized = true;
+    }
+}
+
+/// Transform sync at the start ([`PhysicsStepSet::Prepare`]) and end
+/// ([`PhysicsStepSet::Finalize`]) of each step.
+pub(crate) struct SyncPlugin;
+
+impl Plugin for SyncPlugin {
+    fn build(&self, app: &mut App) {
+        use crate::schedule::{PhysicsSchedule, PhysicsStepSet};
+        app.add_systems(
+            PhysicsSchedule,
+            (
+                transform_to_position.in_set(PhysicsStepSet::Prepare),
+                position_to_transform.in_set(PhysicsStepSet::Finalize),
+            ),
+        );
+    }
+}
