@@ -100,6 +100,14 @@ pub mod prelude {
         PhysicsSchedule, PhysicsStepSet, PhysicsStepTime, SolverSet, SubstepCount,
         SubstepSchedule, SubstepSolverSet,
     };
+    pub use crate::solver::joints::{
+        DistanceJoint, FixedJoint, Joint, JointBroken, JointMotor, MotorTarget, PrismaticJoint,
+        RevoluteJoint, SphericalJoint,
+    };
+    pub use crate::solver::xpbd::{
+        AngularConstraint, ConstraintDisabled, PositionConstraint, XpbdConstraint,
+        solve_constraint,
+    };
     pub use crate::solver::{Gravity, RigidBodyQueryItem, SolverConfig};
     pub use crate::{PhysicsPlugin, PhysicsPlugins};
 }
@@ -166,6 +174,7 @@ impl PluginGroup for PhysicsPlugins {
             .add(collision::BroadPhasePlugin)
             .add(collision::NarrowPhasePlugin)
             .add(solver::SolverPlugin)
+            .add(solver::joints::JointPlugin)
             .add(body::sleeping::SleepingPlugin)
     }
 }

@@ -43,6 +43,18 @@ pub(crate) fn angular_velocity_between(from: Quaternion, to: Quaternion, inv_dt:
     2.0 * inv_dt * sign * Vector::new(dq.x, dq.y, dq.z)
 }
 
+/// The rotation vector (axis × angle, angle in `[0, π]`) of a rotation quaternion.
+#[inline]
+pub(crate) fn rotation_vector(q: Quaternion) -> Vector {
+    let q = if q.w < 0.0 { -q } else { q };
+    let xyz = Vector::new(q.x, q.y, q.z);
+    let sin_half = xyz.length();
+    if sin_half <= Scalar::EPSILON {
+        return 2.0 * xyz;
+    }
+    xyz / sin_half * (2.0 * sin_half.atan2(q.w))
+}
+
 /// Two unit vectors that, with `n`, form a right-handed orthonormal basis.
 #[inline]
 pub(crate) fn tangent_basis(n: Vector) -> (Vector, Vector) {

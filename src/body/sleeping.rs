@@ -186,7 +186,6 @@ pub(crate) fn update_sleeping(
         }
     }
     for &(a, b) in &solver.links {
-        let (a, b) = (solver.bodies[a as usize].entity, solver.bodies[b as usize].entity);
         if let (Some(a), Some(b)) = (islands.node(Some(a)), islands.node(Some(b))) {
             islands.union(a, b);
         }

@@ -8,8 +8,10 @@
 
 pub mod contact;
 pub mod integrator;
+pub mod joints;
 pub mod softness;
 pub mod solver_body;
+pub mod xpbd;
 
 pub use softness::SoftCoefficients;
 pub use solver_body::{RigidBodyQueryItem, SolverBodies};
@@ -108,6 +110,7 @@ impl Plugin for SolverPlugin {
                     contact::solve_contacts.in_set(SubstepSolverSet::SolveContacts),
                     integrator::integrate_positions.in_set(SubstepSolverSet::IntegratePositions),
                     contact::relax_contacts.in_set(SubstepSolverSet::Relax),
+                    xpbd::project_velocities.in_set(SubstepSolverSet::XpbdVelocityProjection),
                 ),
             );
     }

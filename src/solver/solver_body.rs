@@ -155,8 +155,8 @@ pub struct SolverBodies {
     slots: Vec<u32>,
     /// Sleeping bodies pulled into the step by constraints; woken at writeback.
     pub(crate) woken: Vec<Entity>,
-    /// Pairs of slots joined by a constraint this step, for island building.
-    pub(crate) links: Vec<(u32, u32)>,
+    /// Pairs of bodies joined by a constraint this step, for island building.
+    pub(crate) links: Vec<(Entity, Entity)>,
 }
 
 impl Default for SolverBodies {

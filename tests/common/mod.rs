@@ -21,7 +21,9 @@ pub fn app_with_dt(dt: f64) -> App {
     let mut app = App::new();
     app.add_plugins((MinimalPlugins, PhysicsPlugin::default()));
     app.insert_resource(Time::<Fixed>::from_seconds(dt));
-    app.insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_secs_f64(dt)));
+    app.insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_secs_f64(
+        dt,
+    )));
     app.update();
     app
 }
@@ -72,4 +74,85 @@ pub fn ground(app: &mut App) -> Entity {
 /// Spawns a bundle and returns its entity.
 pub fn spawn(app: &mut App, bundle: impl Bundle) -> Entity {
     app.world_mut().spawn(bundle).id()
+}
+
+/// Speed of a body's linear velocity, m/s.
+pub fn speed(app: &App, e: Entity) -> f32 {
+    velocity(app, e).length()
+}
+
+/// The solver's mass properties of a body.
+pub fn computed_mass(app: &App, e: Entity) -> ComputedMass {
+    *app.world().get::<ComputedMass>(e).unwrap()
+}
+
+/// Inserts (or replaces) a component on an entity.
+pub fn set(app: &mut App, e: Entity, component: impl Bundle) {
+    app.world_mut().entity_mut(e).insert(component);
+}
+
+/// Gravity's magnitude, m/s² (the default `Gravity`).
+pub fn g() -> f32 {
+    -Gravity::default().0.y
+}
+
+/// The contact tolerance the solver is allowed to leave as penetration.
+pub fn slop() -> f32 {
+    SolverConfig::default().linear_slop
+}
+
+/// True if every body's pose and velocities are finite.
+pub fn all_bodies_finite(app: &mut App) -> bool {
+    let world = app.world_mut();
+    let mut query = world.query_filtered::<(
+        &Position,
+        &Rotation,
+        &LinearVelocity,
+        &AngularVelocity,
+    ), With<RigidBody>>();
+    query.iter(world).all(|(p, r, v, w)| {
+        p.0.is_finite() && r.0.is_finite() && v.0.is_finite() && w.0.is_finite()
+    })
+}
+
+/// Runs `f` with every `warn!`/`error!` emitted on this thread captured, and returns the
+/// captured messages with `f`'s result. The app must be created and stepped inside `f`; Bevy
+/// without `multi_threaded` runs every system on the calling thread, so the thread-local
+/// subscriber sees the engine's warnings.
+pub fn capture_warnings<R>(f: impl FnOnce() -> R) -> (R, Vec<String>) {
+    use bevy::log::tracing;
+    use bevy::log::tracing_subscriber::{self, layer::SubscriberExt};
+    use std::sync::{Arc, Mutex};
+
+    struct Capture(Arc<Mutex<Vec<String>>>);
+
+    struct Message(String);
+
+    impl tracing::field::Visit for Message {
+        fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+            if field.name() == "message" {
+                self.0 = format!("{value:?}");
+            }
+        }
+    }
+
+    impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Capture {
+        fn on_event(
+            &self,
+            event: &tracing::Event<'_>,
+            _ctx: tracing_subscriber::layer::Context<'_, S>,
+        ) {
+            if *event.metadata().level() <= tracing::Level::WARN {
+                let mut message = Message(String::new());
+                event.record(&mut message);
+                self.0.lock().unwrap().push(message.0);
+            }
+        }
+    }
+
+    let messages = Arc::new(Mutex::new(Vec::new()));
+    let subscriber = tracing_subscriber::registry().with(Capture(messages.clone()));
+    let result = tracing::subscriber::with_default(subscriber, f);
+    let messages = messages.lock().unwrap().clone();
+    (result, messages)
 }

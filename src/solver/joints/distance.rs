@@ -1,0 +1,93 @@
+//! The distance joint: keeps two anchors at a distance, or within a range.
+
+use bevy::prelude::*;
+
+use super::{Anchors, JointBase, JointSolve, impl_joint};
+use crate::math::{Scalar, Vector};
+use crate::solver::RigidBodyQueryItem;
+use crate::solver::xpbd::XpbdConstraint;
+
+/// Keeps the distance between two anchors at a rest length, or between limits. Rotation is
+/// free. Without [`with_rest_length`](Self::with_rest_length) or
+/// [`with_limits`](Self::with_limits), the rest length is the distance when the joint is first
+/// solved.
+///
+/// ```
+/// # use bevy::prelude::*;
+/// # use impetus3d::prelude::*;
+/// # let mut world = World::new();
+/// # let (a, b) = (world.spawn_empty().id(), world.spawn_empty().id());
+/// let rope = DistanceJoint::new(a, b).with_limits(0.0, 2.0); // slack up to 2 m
+/// let rod = DistanceJoint::new(a, b).with_rest_length(1.5).with_compliance(1e-4);
+/// ```
+#[derive(Component, Clone, Copy, Debug, PartialEq)]
+pub struct DistanceJoint {
+    base: JointBase,
+    limits: Option<(Scalar, Scalar)>,
+    lagrange: Scalar,
+}
+
+impl_joint!(DistanceJoint);
+
+impl DistanceJoint {
+    /// A distance joint between the origins of `entity1` and `entity2`.
+    pub fn new(entity1: Entity, entity2: Entity) -> Self {
+        Self {
+            base: JointBase::new(entity1, entity2),
+            limits: None,
+            lagrange: 0.0,
+        }
+    }
+
+    /// Holds the anchors exactly `length` apart.
+    pub fn with_rest_length(self, length: Scalar) -> Self {
+        self.with_limits(length, length)
+    }
+
+    /// Keeps the anchors between `min` and `max` apart (negative values are treated as 0,
+    /// and the two are swapped if given in the wrong order).
+    pub fn with_limits(mut self, min: Scalar, max: Scalar) -> Self {
+        let (min, max) = (min.max(0.0), max.max(0.0));
+        self.limits = Some((min.min(max), min.max(max)));
+        self
+    }
+
+    /// The allowed range of distances, once known.
+    pub fn limits(&self) -> Option<(Scalar, Scalar)> {
+        self.limits
+    }
+}
+
+impl XpbdConstraint<2> for DistanceJoint {
+    fn entities(&self) -> [Entity; 2] {
+        [self.base.entity1, self.base.entity2]
+    }
+
+    fn clear_lagrange_multipliers(&mut self) {
+        self.lagrange = 0.0;
+    }
+
+    fn solve(&mut self, [b1, b2]: [&mut RigidBodyQueryItem; 2], dt: Scalar) {
+        if self.base.is_broken() {
+            return;
+        }
+        let mut solve = JointSolve::new(dt);
+        let base = self.base;
+        let (min, max) = *self.limits.get_or_insert_with(|| {
+            let anchors = Anchors::new(&base, b1, b2);
+            let length = (anchors.p1 - anchors.p2).length();
+            (length, length)
+        });
+        let anchors = Anchors::new(&base, b1, b2);
+        let offset = anchors.p1 - anchors.p2;
+        let length = offset.length();
+        let target = length.clamp(min, max);
+        if length != target {
+            // Anchors on top of each other have no direction: push apart along world Y.
+            let direction = if length > Scalar::EPSILON { offset / length } else { Vector::Y };
+            let excess = (length - target) * direction;
+            solve.position(b1, b2, (anchors, excess), &mut self.lagrange, self.base.compliance);
+        }
+        solve.finish(&mut self.base, b1, b2);
+    }
+}

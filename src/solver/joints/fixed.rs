@@ -1,0 +1,75 @@
+//! The fixed joint: no relative motion at all.
+
+use bevy::prelude::*;
+
+use super::{Anchors, JointBase, JointSolve, impl_joint};
+use crate::math::{Quaternion, Scalar, rotation_vector};
+use crate::solver::RigidBodyQueryItem;
+use crate::solver::xpbd::XpbdConstraint;
+
+/// Welds two bodies together: the anchors coincide and the relative rotation stays what it was
+/// when the joint was first solved (or the one given by [`FixedJoint::with_relative_rotation`]).
+///
+/// ```
+/// # use bevy::prelude::*;
+/// # use impetus3d::prelude::*;
+/// # let mut world = World::new();
+/// # let (a, b) = (world.spawn_empty().id(), world.spawn_empty().id());
+/// let weld = FixedJoint::new(a, b).with_local_anchor_1(Vec3::X).with_local_anchor_2(-Vec3::X);
+/// ```
+#[derive(Component, Clone, Copy, Debug, PartialEq)]
+pub struct FixedJoint {
+    base: JointBase,
+    /// Body 2's rotation relative to body 1 that the joint holds.
+    relative_rotation: Option<Quaternion>,
+    position_lagrange: Scalar,
+    angle_lagrange: Scalar,
+}
+
+impl_joint!(FixedJoint);
+
+impl FixedJoint {
+    /// A fixed joint between `entity1` and `entity2`, anchored at both origins.
+    pub fn new(entity1: Entity, entity2: Entity) -> Self {
+        Self {
+            base: JointBase::new(entity1, entity2),
+            relative_rotation: None,
+            position_lagrange: 0.0,
+            angle_lagrange: 0.0,
+        }
+    }
+
+    /// Holds body 2 at `rotation` relative to body 1 (`q₂ = q₁ · rotation`) instead of the
+    /// relative rotation found on the first solve.
+    pub fn with_relative_rotation(mut self, rotation: Quaternion) -> Self {
+        self.relative_rotation = Some(rotation.normalize());
+        self
+    }
+}
+
+impl XpbdConstraint<2> for FixedJoint {
+    fn entities(&self) -> [Entity; 2] {
+        [self.base.entity1, self.base.entity2]
+    }
+
+    fn clear_lagrange_multipliers(&mut self) {
+        self.position_lagrange = 0.0;
+        self.angle_lagrange = 0.0;
+    }
+
+    fn solve(&mut self, [b1, b2]: [&mut RigidBodyQueryItem; 2], dt: Scalar) {
+        if self.base.is_broken() {
+            return;
+        }
+        let mut solve = JointSolve::new(dt);
+        let relative = *self
+            .relative_rotation
+            .get_or_insert(b1.rotation.inverse() * b2.rotation);
+        let compliance = self.base.compliance;
+        let error = rotation_vector((b1.rotation * relative) * b2.rotation.inverse());
+        solve.angle(b1, b2, error, &mut self.angle_lagrange, compliance);
+        let anchors = Anchors::coincide(&self.base, b1, b2);
+        solve.position(b1, b2, anchors, &mut self.position_lagrange, compliance);
+        solve.finish(&mut self.base, b1, b2);
+    }
+}

@@ -1,0 +1,654 @@
+//! Joints: XPBD constraints between two bodies, each a component on its own entity.
+//!
+//! | joint | removes | limits | motor |
+//! | --- | --- | --- | --- |
+//! | [`FixedJoint`] | all relative motion | – | – |
+//! | [`DistanceJoint`] | distance between anchors | min/max distance | – |
+//! | [`SphericalJoint`] | anchor separation | swing and twist angles | – |
+//! | [`RevoluteJoint`] | all but rotation about one axis | angle | speed or angle |
+//! | [`PrismaticJoint`] | all but translation along one axis | distance | speed or position |
+//!
+//! Every joint shares [`JointBase`] (bodies, anchors in each body's frame, compliance, velocity
+//! damping, break force, whether the joined bodies collide) and the builders of the [`Joint`]
+//! trait. Joints are solved by [`solve_constraint`](crate::solver::xpbd::solve_constraint) in
+//! [`SubstepSolverSet::SolveXpbdConstraints`], so they follow the same rules as user
+//! constraints: a joint between two static bodies does nothing, a joint naming a missing entity
+//! is skipped with a warning, and sleeping bodies are woken by awake partners.
+//!
+//! The force and torque a joint applied during the last substep are readable with
+//! [`Joint::force`] and [`Joint::torque`] (`λ / h²`, Müller et al. 2020); a joint whose force
+//! exceeds its break force disables itself and sends [`JointBroken`].
+//!
+//! By default joined bodies do not collide with each other (as in Box2D and PhysX); use
+//! [`Joint::with_collision`] to let them.
+
+mod distance;
+mod fixed;
+mod prismatic;
+mod revolute;
+mod spherical;
+
+pub use distance::DistanceJoint;
+pub use fixed::FixedJoint;
+pub use prismatic::PrismaticJoint;
+pub use revolute::RevoluteJoint;
+pub use spherical::SphericalJoint;
+
+use bevy::ecs::component::Mutable;
+use bevy::ecs::entity::{EntityMapper, MapEntities};
+use bevy::prelude::*;
+
+use super::RigidBodyQueryItem;
+use super::xpbd::{ConstraintDisabled, ConstraintSolver, XpbdConstraint};
+use super::SolverBodies;
+use crate::PhysicsStepTime;
+use super::xpbd::{
+    angular_inverse_mass, apply_angular_impulse, apply_position_impulse, lagrange_update,
+    positional_inverse_mass,
+};
+use crate::collision::broad_phase::CollisionExclusions;
+use crate::math::{Scalar, Vector};
+use crate::schedule::{PhysicsSchedule, PhysicsStepSet, SubstepSchedule, SubstepSolverSet};
+
+/// What every joint has: its bodies, anchors, compliance, damping, break force and state.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct JointBase {
+    /// The first body.
+    pub entity1: Entity,
+    /// The second body.
+    pub entity2: Entity,
+    /// Attachment point in the first body's frame (relative to its origin).
+    pub local_anchor1: Vector,
+    /// Attachment point in the second body's frame.
+    pub local_anchor2: Vector,
+    /// Compliance α of the joint's positional and angular constraints (inverse stiffness,
+    /// m/N or rad/(N·m)); 0 is rigid.
+    pub compliance: Scalar,
+    /// Damping of the anchors' relative linear velocity, 1/s.
+    pub linear_damping: Scalar,
+    /// Damping of the bodies' relative angular velocity, 1/s.
+    pub angular_damping: Scalar,
+    /// The force (N) above which the joint breaks.
+    pub break_force: Option<Scalar>,
+    /// Whether the joined bodies collide with each other. Default `false`.
+    pub collide_connected: bool,
+    force: Vector,
+    torque: Vector,
+    broken: bool,
+}
+
+impl JointBase {
+    fn new(entity1: Entity, entity2: Entity) -> Self {
+        Self {
+            entity1,
+            entity2,
+            local_anchor1: Vector::ZERO,
+            local_anchor2: Vector::ZERO,
+            compliance: 0.0,
+            linear_damping: 0.0,
+            angular_damping: 0.0,
+            break_force: None,
+            collide_connected: false,
+            force: Vector::ZERO,
+            torque: Vector::ZERO,
+            broken: false,
+        }
+    }
+
+    /// True once the joint has broken.
+    pub fn is_broken(&self) -> bool {
+        self.broken
+    }
+}
+
+/// Builders and readouts shared by every joint.
+pub trait Joint: Component<Mutability = Mutable> + XpbdConstraint<2> + Sized {
+    /// The shared joint data.
+    fn base(&self) -> &JointBase;
+    /// The shared joint data, mutably.
+    fn base_mut(&mut self) -> &mut JointBase;
+
+    /// Sets the attachment point in the first body's frame.
+    fn with_local_anchor_1(mut self, anchor: Vector) -> Self {
+        self.base_mut().local_anchor1 = anchor;
+        self
+    }
+    /// Sets the attachment point in the second body's frame.
+    fn with_local_anchor_2(mut self, anchor: Vector) -> Self {
+        self.base_mut().local_anchor2 = anchor;
+        self
+    }
+    /// Sets the compliance (inverse stiffness); 0 is rigid. Negative values are treated as 0.
+    fn with_compliance(mut self, compliance: Scalar) -> Self {
+        self.base_mut().compliance = compliance.max(0.0);
+        self
+    }
+    /// Damps the relative linear velocity of the anchors, 1/s.
+    fn with_linear_velocity_damping(mut self, damping: Scalar) -> Self {
+        self.base_mut().linear_damping = damping.max(0.0);
+        self
+    }
+    /// Damps the relative angular velocity of the bodies, 1/s.
+    fn with_angular_velocity_damping(mut self, damping: Scalar) -> Self {
+        self.base_mut().angular_damping = damping.max(0.0);
+        self
+    }
+    /// Breaks the joint when the force it applies exceeds `force` newtons.
+    fn with_break_force(mut self, force: Scalar) -> Self {
+        self.base_mut().break_force = Some(force);
+        self
+    }
+    /// Lets the joined bodies collide with each other (they do not by default).
+    fn with_collision(mut self, collide: bool) -> Self {
+        self.base_mut().collide_connected = collide;
+        self
+    }
+    /// The force the joint applied to the second body during the last substep, N (the first
+    /// body received the opposite).
+    fn force(&self) -> Vector {
+        self.base().force
+    }
+    /// The torque the joint's angular constraints applied to the second body during the last
+    /// substep, N·m.
+    fn torque(&self) -> Vector {
+        self.base().torque
+    }
+    /// True once the joint has broken.
+    fn is_broken(&self) -> bool {
+        self.base().broken
+    }
+}
+
+/// Sent once when a joint breaks.
+#[derive(Message, Clone, Copy, Debug, PartialEq)]
+pub struct JointBroken {
+    /// The joint entity (it now has [`ConstraintDisabled`]).
+    pub joint: Entity,
+    /// The force that broke it, N.
+    pub force: Vector,
+}
+
+/// Adds the joints to the solver, collision filtering and break reporting.
+pub(crate) struct JointPlugin;
+
+impl Plugin for JointPlugin {
+    fn build(&self, app: &mut App) {
+        app.add_message::<JointBroken>()
+            .add_systems(
+                SubstepSchedule,
+                solve_joints.in_set(SubstepSolverSet::SolveXpbdConstraints),
+            )
+            .add_systems(
+                PhysicsSchedule,
+                (
+                    (
+                        clear_exclusions,
+                        collect_exclusions::<FixedJoint>,
+                        collect_exclusions::<PrismaticJoint>,
+                        collect_exclusions::<RevoluteJoint>,
+                        collect_exclusions::<SphericalJoint>,
+                        collect_exclusions::<DistanceJoint>,
+                        sort_exclusions,
+                    )
+                        .chain()
+                        .in_set(PhysicsStepSet::Prepare),
+                    (
+                        report_broken::<FixedJoint>,
+                        report_broken::<PrismaticJoint>,
+                        report_broken::<RevoluteJoint>,
+                        report_broken::<SphericalJoint>,
+                        report_broken::<DistanceJoint>,
+                    )
+                        .in_set(PhysicsStepSet::Finalize),
+                ),
+            );
+    }
+}
+
+/// Solves every built-in joint, one type after another in a fixed order.
+fn solve_joints(
+    mut fixed: ConstraintSolver<FixedJoint, 2>,
+    mut prismatic: ConstraintSolver<PrismaticJoint, 2>,
+    mut revolute: ConstraintSolver<RevoluteJoint, 2>,
+    mut spherical: ConstraintSolver<SphericalJoint, 2>,
+    mut distance: ConstraintSolver<DistanceJoint, 2>,
+    mut solver: ResMut<SolverBodies>,
+    time: Res<PhysicsStepTime>,
+) {
+    let (solver, step, h) = (&mut *solver, time.step_count, time.substep_delta);
+    fixed.prepare(solver, step);
+    prismatic.prepare(solver, step);
+    revolute.prepare(solver, step);
+    spherical.prepare(solver, step);
+    distance.prepare(solver, step);
+    fixed.solve(solver, h);
+    prismatic.solve(solver, h);
+    revolute.solve(solver, h);
+    spherical.solve(solver, h);
+    distance.solve(solver, h);
+}
+
+fn clear_exclusions(mut exclusions: ResMut<CollisionExclusions>) {
+    exclusions.0.clear();
+}
+
+fn collect_exclusions<J: Joint>(
+    joints: Query<&J, Without<ConstraintDisabled>>,
+    mut exclusions: ResMut<CollisionExclusions>,
+) {
+    for joint in &joints {
+        let base = joint.base();
+        if !base.collide_connected {
+            let (a, b) = (base.entity1, base.entity2);
+            exclusions.0.push((a.min(b), a.max(b)));
+        }
+    }
+}
+
+fn sort_exclusions(mut exclusions: ResMut<CollisionExclusions>) {
+    exclusions.0.sort_unstable();
+    exclusions.0.dedup();
+}
+
+fn report_broken<J: Joint>(
+    mut commands: Commands,
+    joints: Query<(Entity, &J), Without<ConstraintDisabled>>,
+    mut broken: MessageWriter<JointBroken>,
+) {
+    for (entity, joint) in &joints {
+        if joint.is_broken() {
+            commands.entity(entity).insert(ConstraintDisabled);
+            broken.write(JointBroken {
+                joint: entity,
+                force: joint.force(),
+            });
+        }
+    }
+}
+
+/// The world-space state of a joint's anchors inside one solve.
+pub(crate) struct Anchors {
+    /// Anchor offsets from each centre of mass (world).
+    pub r1: Vector,
+    pub r2: Vector,
+    /// World anchor positions.
+    pub p1: Vector,
+    pub p2: Vector,
+}
+
+impl Anchors {
+    /// The anchors, and how far anchor 1 is from anchor 2 (for joints that join them).
+    pub(crate) fn coincide(
+        base: &JointBase,
+        b1: &RigidBodyQueryItem,
+        b2: &RigidBodyQueryItem,
+    ) -> (Self, Vector) {
+        let anchors = Self::new(base, b1, b2);
+        let delta = anchors.p1 - anchors.p2;
+        (anchors, delta)
+    }
+
+    pub(crate) fn new(base: &JointBase, b1: &RigidBodyQueryItem, b2: &RigidBodyQueryItem) -> Self {
+        let r1 = b1.rotation * (base.local_anchor1 - b1.center_of_mass);
+        let r2 = b2.rotation * (base.local_anchor2 - b2.center_of_mass);
+        Self {
+            r1,
+            r2,
+            p1: b1.current_center_of_mass() + r1,
+            p2: b2.current_center_of_mass() + r2,
+        }
+    }
+}
+
+/// Solves a joint's parts in one substep and accumulates the force and torque they apply to
+/// body 2: a position impulse `p` on body 1 is a force `-p / h²` on body 2, a velocity impulse
+/// `p` on body 2 is a force `p / h`.
+pub(crate) struct JointSolve {
+    pub force: Vector,
+    pub torque: Vector,
+    pub h: Scalar,
+}
+
+impl JointSolve {
+    pub(crate) fn new(h: Scalar) -> Self {
+        Self {
+            force: Vector::ZERO,
+            torque: Vector::ZERO,
+            h,
+        }
+    }
+
+    /// Drives `delta` (how far anchor 1 is past where it should be, relative to anchor 2) to
+    /// zero with the given compliance.
+    pub(crate) fn position(
+        &mut self,
+        b1: &mut RigidBodyQueryItem,
+        b2: &mut RigidBodyQueryItem,
+        (anchors, delta): (Anchors, Vector),
+        lagrange: &mut Scalar,
+        compliance: Scalar,
+    ) {
+        self.position_clamped(b1, b2, &anchors, delta, lagrange, compliance, Scalar::INFINITY);
+    }
+
+    /// Drives `rotation` (the rotation vector by which body 1 is turned past where it should
+    /// be, relative to body 2) to zero with the given compliance.
+    pub(crate) fn angle(
+        &mut self,
+        b1: &mut RigidBodyQueryItem,
+        b2: &mut RigidBodyQueryItem,
+        rotation: Vector,
+        lagrange: &mut Scalar,
+        compliance: Scalar,
+    ) {
+        self.angle_clamped(b1, b2, rotation, lagrange, compliance, Scalar::INFINITY);
+    }
+
+    /// [`position`](Self::position) with the accumulated multiplier clamped to
+    /// `±max_lagrange` (a force limit of `max_lagrange / h²`).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn position_clamped(
+        &mut self,
+        b1: &mut RigidBodyQueryItem,
+        b2: &mut RigidBodyQueryItem,
+        anchors: &Anchors,
+        delta: Vector,
+        lagrange: &mut Scalar,
+        compliance: Scalar,
+        max_lagrange: Scalar,
+    ) -> Vector {
+        let c = delta.length();
+        if c <= Scalar::EPSILON {
+            return Vector::ZERO;
+        }
+        let n = delta / c;
+        let w = positional_inverse_mass(b1, anchors.r1, n) + positional_inverse_mass(b2, anchors.r2, n);
+        let dl = clamped_update(lagrange, c, w, compliance, self.h, max_lagrange);
+        let p = dl * n;
+        apply_position_impulse(b1, p, anchors.r1);
+        apply_position_impulse(b2, -p, anchors.r2);
+        self.force -= p / (self.h * self.h);
+        p
+    }
+
+    /// [`angle`](Self::angle) with the accumulated multiplier clamped to `±max_lagrange`.
+    pub(crate) fn angle_clamped(
+        &mut self,
+        b1: &mut RigidBodyQueryItem,
+        b2: &mut RigidBodyQueryItem,
+        rotation: Vector,
+        lagrange: &mut Scalar,
+        compliance: Scalar,
+        max_lagrange: Scalar,
+    ) -> Vector {
+        let c = rotation.length();
+        if c <= Scalar::EPSILON {
+            return Vector::ZERO;
+        }
+        let n = rotation / c;
+        let w = angular_inverse_mass(b1, n) + angular_inverse_mass(b2, n);
+        let p = clamped_update(lagrange, c, w, compliance, self.h, max_lagrange) * n;
+        apply_angular_impulse(b1, p);
+        apply_angular_impulse(b2, -p);
+        self.torque -= p / (self.h * self.h);
+        p
+    }
+
+    /// Keeps the angle from `a` (on body 1) to `b` (on body 2) about `axis` within
+    /// `[min, max]`.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn limit_angle(
+        &mut self,
+        b1: &mut RigidBodyQueryItem,
+        b2: &mut RigidBodyQueryItem,
+        axis: Vector,
+        a: Vector,
+        b: Vector,
+        (min, max): (Scalar, Scalar),
+        lagrange: &mut Scalar,
+        compliance: Scalar,
+    ) {
+        let angle = signed_angle(a, b, axis);
+        let excess = angle - angle.clamp(min, max);
+        if excess != 0.0 {
+            // Body 2 is turned `excess` too far about `axis`: body 1 is turned `-excess`.
+            self.angle(b1, b2, -excess * axis, lagrange, compliance);
+        }
+    }
+
+    /// Changes the relative speed `(ω₂ − ω₁)·axis` towards `target`, with an angular impulse
+    /// of at most `max_torque h`.
+    pub(crate) fn drive_angular_velocity(
+        &mut self,
+        b1: &mut RigidBodyQueryItem,
+        b2: &mut RigidBodyQueryItem,
+        axis: Vector,
+        target: Scalar,
+        max_torque: Scalar,
+    ) {
+        let w = angular_inverse_mass(b1, axis) + angular_inverse_mass(b2, axis);
+        if w <= 0.0 {
+            return;
+        }
+        let speed = (b2.angular_velocity - b1.angular_velocity).dot(axis);
+        let limit = max_torque * self.h;
+        let impulse = ((target - speed) / w).clamp(-limit, limit);
+        b1.angular_velocity -= b1.effective_world_inv_inertia() * axis * impulse;
+        b2.angular_velocity += b2.effective_world_inv_inertia() * axis * impulse;
+        self.torque += axis * impulse / self.h;
+    }
+
+    /// Changes the anchors' relative speed along `axis` towards `target`, with an impulse of
+    /// at most `max_force h`.
+    pub(crate) fn drive_linear_velocity(
+        &mut self,
+        b1: &mut RigidBodyQueryItem,
+        b2: &mut RigidBodyQueryItem,
+        anchors: &Anchors,
+        axis: Vector,
+        target: Scalar,
+        max_force: Scalar,
+    ) {
+        let w = positional_inverse_mass(b1, anchors.r1, axis)
+            + positional_inverse_mass(b2, anchors.r2, axis);
+        if w <= 0.0 {
+            return;
+        }
+        let speed = (b2.velocity_at(anchors.r2) - b1.velocity_at(anchors.r1)).dot(axis);
+        let limit = max_force * self.h;
+        let impulse = ((target - speed) / w).clamp(-limit, limit);
+        add_velocity_impulse(b1, -axis * impulse, anchors.r1);
+        add_velocity_impulse(b2, axis * impulse, anchors.r2);
+        self.force += axis * impulse / self.h;
+    }
+
+    /// Damps relative velocities and stores the force and torque in `base`, breaking the
+    /// joint if the force exceeds its break force.
+    pub(crate) fn finish(
+        self,
+        base: &mut JointBase,
+        b1: &mut RigidBodyQueryItem,
+        b2: &mut RigidBodyQueryItem,
+    ) {
+        damp(base, b1, b2, &Anchors::new(base, b1, b2), self.h);
+        base.force = self.force;
+        base.torque = self.torque;
+        if base.break_force.is_some_and(|max| base.force.length() > max) {
+            base.broken = true;
+        }
+    }
+}
+
+/// Updates `lagrange` by the XPBD step, keeping it within `±max`; returns the change.
+fn clamped_update(
+    lagrange: &mut Scalar,
+    c: Scalar,
+    w: Scalar,
+    compliance: Scalar,
+    h: Scalar,
+    max: Scalar,
+) -> Scalar {
+    let new = (*lagrange + lagrange_update(*lagrange, c, w, compliance, h)).clamp(-max, max);
+    let change = new - *lagrange;
+    *lagrange = new;
+    change
+}
+
+/// The angle from `a` to `b` about `axis`, in `(-π, π]`.
+pub(crate) fn signed_angle(a: Vector, b: Vector, axis: Vector) -> Scalar {
+    a.cross(b).dot(axis).atan2(a.dot(b))
+}
+
+/// The rotation vector that turns unit vector `from` onto unit vector `to` (shortest arc).
+pub(crate) fn rotation_between(from: Vector, to: Vector) -> Vector {
+    let cross = from.cross(to);
+    let sin = cross.length();
+    if sin <= Scalar::EPSILON {
+        return Vector::ZERO;
+    }
+    cross / sin * sin.atan2(from.dot(to))
+}
+
+/// Joint velocity damping (Müller et al. 2020, §3.6): removes the fraction `min(c h, 1)` of the
+/// anchors' relative linear velocity and of the bodies' relative angular velocity.
+fn damp(
+    base: &JointBase,
+    b1: &mut RigidBodyQueryItem,
+    b2: &mut RigidBodyQueryItem,
+    anchors: &Anchors,
+    h: Scalar,
+) {
+    if base.linear_damping > 0.0 {
+        let dv = (b2.velocity_at(anchors.r2) - b1.velocity_at(anchors.r1)) * (base.linear_damping * h).min(1.0);
+        velocity_impulse(b1, b2, anchors, dv);
+    }
+    if base.angular_damping > 0.0 {
+        let dw = (b2.angular_velocity - b1.angular_velocity) * (base.angular_damping * h).min(1.0);
+        let length = dw.length();
+        if length > 0.0 {
+            let n = dw / length;
+            let w = angular_inverse_mass(b1, n) + angular_inverse_mass(b2, n);
+            if w > 0.0 {
+                let p = n * (length / w);
+                b1.angular_velocity += b1.effective_world_inv_inertia() * p;
+                b2.angular_velocity -= b2.effective_world_inv_inertia() * p;
+            }
+        }
+    }
+}
+
+/// Reduces the anchors' relative velocity by `dv` with a velocity impulse along `dv`.
+fn velocity_impulse(
+    b1: &mut RigidBodyQueryItem,
+    b2: &mut RigidBodyQueryItem,
+    anchors: &Anchors,
+    dv: Vector,
+) {
+    let length = dv.length();
+    if length <= 0.0 {
+        return;
+    }
+    let n = dv / length;
+    let w = positional_inverse_mass(b1, anchors.r1, n) + positional_inverse_mass(b2, anchors.r2, n);
+    if w > 0.0 {
+        let p = n * (length / w);
+        add_velocity_impulse(b1, p, anchors.r1);
+        add_velocity_impulse(b2, -p, anchors.r2);
+    }
+}
+
+/// Adds a velocity impulse `p` at offset `r` to a dynamic body.
+pub(crate) fn add_velocity_impulse(body: &mut RigidBodyQueryItem, p: Vector, r: Vector) {
+    if body.is_dynamic() {
+        body.linear_velocity += body.effective_inverse_mass() * p;
+        body.angular_velocity += body.effective_world_inv_inertia() * r.cross(p);
+    }
+}
+
+/// A joint motor: drives a revolute joint's angle or a prismatic joint's position.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct JointMotor {
+    /// What the motor drives towards.
+    pub target: MotorTarget,
+    /// The largest force (prismatic, N) or torque (revolute, N·m) the motor may apply.
+    pub max_force: Scalar,
+}
+
+/// The goal of a [`JointMotor`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum MotorTarget {
+    /// A relative speed: rad/s (revolute) or m/s (prismatic).
+    Velocity(Scalar),
+    /// A relative angle (rad) or position (m), reached through a spring of the given
+    /// compliance (0 is as stiff as the solver allows).
+    Position {
+        /// The angle or position.
+        target: Scalar,
+        /// Inverse stiffness of the spring.
+        compliance: Scalar,
+    },
+}
+
+impl JointMotor {
+    /// Drives the joint at `speed` with unlimited force.
+    pub fn velocity(speed: Scalar) -> Self {
+        Self {
+            target: MotorTarget::Velocity(speed),
+            max_force: Scalar::INFINITY,
+        }
+    }
+
+    /// Drives the joint to `target` with a rigid spring and unlimited force.
+    pub fn position(target: Scalar) -> Self {
+        Self {
+            target: MotorTarget::Position {
+                target,
+                compliance: 0.0,
+            },
+            max_force: Scalar::INFINITY,
+        }
+    }
+
+    /// Limits the motor's force (or torque).
+    pub fn with_max_force(mut self, max_force: Scalar) -> Self {
+        self.max_force = max_force.max(0.0);
+        self
+    }
+
+    /// Sets the compliance of a position motor's spring.
+    pub fn with_compliance(mut self, compliance: Scalar) -> Self {
+        if let MotorTarget::Position { compliance: c, .. } = &mut self.target {
+            *c = compliance.max(0.0);
+        }
+        self
+    }
+}
+
+/// Implements the [`Joint`] and [`MapEntities`] boilerplate for a joint type with a `base`
+/// field.
+macro_rules! impl_joint {
+    ($ty:ty) => {
+        impl $crate::solver::joints::Joint for $ty {
+            fn base(&self) -> &$crate::solver::joints::JointBase {
+                &self.base
+            }
+            fn base_mut(&mut self) -> &mut $crate::solver::joints::JointBase {
+                &mut self.base
+            }
+        }
+
+        impl bevy::ecs::entity::MapEntities for $ty {
+            fn map_entities<M: bevy::ecs::entity::EntityMapper>(&mut self, mapper: &mut M) {
+                bevy::ecs::entity::MapEntities::map_entities(&mut self.base, mapper);
+            }
+        }
+    };
+}
+use impl_joint;
+
+impl MapEntities for JointBase {
+    fn map_entities<M: EntityMapper>(&mut self, mapper: &mut M) {
+        self.entity1 = mapper.get_mapped(self.entity1);
+        self.entity2 = mapper.get_mapped(self.entity2);
+    }
+}

@@ -1,0 +1,139 @@
+//! The prismatic (slider) joint, with optional limits and motor.
+
+use bevy::prelude::*;
+
+use super::{Anchors, JointBase, JointMotor, JointSolve, MotorTarget, impl_joint};
+use crate::math::{Quaternion, Scalar, Vector, rotation_vector};
+use crate::solver::RigidBodyQueryItem;
+use crate::solver::xpbd::XpbdConstraint;
+
+/// A slider: body 2 moves only along the free axis (in body 1's frame, default X) and keeps
+/// the relative rotation it had when the joint was first solved.
+///
+/// The slider position is `(anchor₂ − anchor₁) · axis`.
+///
+/// ```
+/// # use bevy::prelude::*;
+/// # use impetus3d::prelude::*;
+/// # let mut world = World::new();
+/// # let (a, b) = (world.spawn_empty().id(), world.spawn_empty().id());
+/// let piston = PrismaticJoint::new(a, b)
+///     .with_free_axis(Vec3::Y)
+///     .with_limits(0.0, 0.5)
+///     .with_motor(JointMotor::position(0.25).with_max_force(1000.0));
+/// ```
+#[derive(Component, Clone, Copy, Debug, PartialEq)]
+pub struct PrismaticJoint {
+    base: JointBase,
+    free_axis: Vector,
+    limits: Option<(Scalar, Scalar)>,
+    motor: Option<JointMotor>,
+    relative_rotation: Option<Quaternion>,
+    position: Scalar,
+    perpendicular_lagrange: Scalar,
+    angle_lagrange: Scalar,
+    limit_lagrange: Scalar,
+    motor_lagrange: Scalar,
+}
+
+impl_joint!(PrismaticJoint);
+
+impl PrismaticJoint {
+    /// A slider along X between the origins of `entity1` and `entity2`.
+    pub fn new(entity1: Entity, entity2: Entity) -> Self {
+        Self {
+            base: JointBase::new(entity1, entity2),
+            free_axis: Vector::X,
+            limits: None,
+            motor: None,
+            relative_rotation: None,
+            position: 0.0,
+            perpendicular_lagrange: 0.0,
+            angle_lagrange: 0.0,
+            limit_lagrange: 0.0,
+            motor_lagrange: 0.0,
+        }
+    }
+
+    /// Sets the axis body 2 may slide along, in body 1's frame.
+    pub fn with_free_axis(mut self, axis: Vector) -> Self {
+        self.free_axis = axis.try_normalize().unwrap_or(Vector::X);
+        self
+    }
+
+    /// Limits the slider position to `[min, max]` metres.
+    pub fn with_limits(mut self, min: Scalar, max: Scalar) -> Self {
+        self.limits = Some((min.min(max), min.max(max)));
+        self
+    }
+
+    /// Adds a motor driving the slider's speed or position; its force is in newtons.
+    pub fn with_motor(mut self, motor: JointMotor) -> Self {
+        self.motor = Some(motor);
+        self
+    }
+
+    /// The motor, for changing its target at run time.
+    pub fn motor_mut(&mut self) -> Option<&mut JointMotor> {
+        self.motor.as_mut()
+    }
+
+    /// The slider position at the last solve, m.
+    pub fn position(&self) -> Scalar {
+        self.position
+    }
+}
+
+impl XpbdConstraint<2> for PrismaticJoint {
+    fn entities(&self) -> [Entity; 2] {
+        [self.base.entity1, self.base.entity2]
+    }
+
+    fn clear_lagrange_multipliers(&mut self) {
+        self.perpendicular_lagrange = 0.0;
+        self.angle_lagrange = 0.0;
+        self.limit_lagrange = 0.0;
+        self.motor_lagrange = 0.0;
+    }
+
+    fn solve(&mut self, [b1, b2]: [&mut RigidBodyQueryItem; 2], dt: Scalar) {
+        if self.base.is_broken() {
+            return;
+        }
+        let mut solve = JointSolve::new(dt);
+        let compliance = self.base.compliance;
+        let relative = *self
+            .relative_rotation
+            .get_or_insert(b1.rotation.inverse() * b2.rotation);
+        let error = rotation_vector((b1.rotation * relative) * b2.rotation.inverse());
+        solve.angle(b1, b2, error, &mut self.angle_lagrange, compliance);
+        let axis = b1.rotation * self.free_axis;
+        let anchors = Anchors::new(&self.base, b1, b2);
+        let offset = anchors.p1 - anchors.p2;
+        let sideways = offset - axis * offset.dot(axis);
+        solve.position(b1, b2, (anchors, sideways), &mut self.perpendicular_lagrange, compliance);
+
+        let axis = b1.rotation * self.free_axis;
+        let anchors = Anchors::new(&self.base, b1, b2);
+        self.position = (anchors.p2 - anchors.p1).dot(axis);
+        if let Some((min, max)) = self.limits {
+            let excess = (self.position.clamp(min, max) - self.position) * axis;
+            solve.position_clamped(b1, b2, &anchors, excess, &mut self.limit_lagrange, compliance, Scalar::INFINITY);
+        }
+        match self.motor.map(|m| (m.target, m.max_force)) {
+            Some((MotorTarget::Position { target, compliance }, max_force)) => {
+                let anchors = Anchors::new(&self.base, b1, b2);
+                let position = (anchors.p2 - anchors.p1).dot(axis);
+                let excess = (target - position) * axis;
+                let max = max_force * dt * dt;
+                solve.position_clamped(b1, b2, &anchors, excess, &mut self.motor_lagrange, compliance, max);
+            }
+            Some((MotorTarget::Velocity(speed), max_force)) => {
+                let anchors = Anchors::new(&self.base, b1, b2);
+                solve.drive_linear_velocity(b1, b2, &anchors, axis, speed, max_force);
+            }
+            None => {}
+        }
+        solve.finish(&mut self.base, b1, b2);
+    }
+}

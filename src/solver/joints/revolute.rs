@@ -1,0 +1,135 @@
+//! The revolute (hinge) joint, with an optional angle limit and motor.
+
+use bevy::prelude::*;
+
+use super::{
+    Anchors, JointBase, JointMotor, JointSolve, MotorTarget, impl_joint,
+    rotation_between, signed_angle,
+};
+use crate::math::{Scalar, Vector};
+use crate::solver::RigidBodyQueryItem;
+use crate::solver::xpbd::XpbdConstraint;
+
+/// A hinge: the anchors coincide and the bodies only turn about the aligned axis (given in each
+/// body's frame, default Z).
+///
+/// The hinge angle is body 2's rotation relative to body 1 about the axis, in `(−π, π]`, zero
+/// where the bodies' frames agree about the axis.
+///
+/// ```
+/// # use bevy::prelude::*;
+/// # use impetus3d::prelude::*;
+/// # let mut world = World::new();
+/// # let (a, b) = (world.spawn_empty().id(), world.spawn_empty().id());
+/// let door = RevoluteJoint::new(a, b)
+///     .with_aligned_axis(Vec3::Y)
+///     .with_angle_limits(-1.5, 1.5)
+///     .with_motor(JointMotor::velocity(1.0).with_max_force(50.0));
+/// ```
+#[derive(Component, Clone, Copy, Debug, PartialEq)]
+pub struct RevoluteJoint {
+    base: JointBase,
+    aligned_axis: Vector,
+    angle_limits: Option<(Scalar, Scalar)>,
+    motor: Option<JointMotor>,
+    angle: Scalar,
+    position_lagrange: Scalar,
+    align_lagrange: Scalar,
+    limit_lagrange: Scalar,
+    motor_lagrange: Scalar,
+}
+
+impl_joint!(RevoluteJoint);
+
+impl RevoluteJoint {
+    /// A hinge about Z between the origins of `entity1` and `entity2`.
+    pub fn new(entity1: Entity, entity2: Entity) -> Self {
+        Self {
+            base: JointBase::new(entity1, entity2),
+            aligned_axis: Vector::Z,
+            angle_limits: None,
+            motor: None,
+            angle: 0.0,
+            position_lagrange: 0.0,
+            align_lagrange: 0.0,
+            limit_lagrange: 0.0,
+            motor_lagrange: 0.0,
+        }
+    }
+
+    /// Sets the hinge axis, in each body's frame.
+    pub fn with_aligned_axis(mut self, axis: Vector) -> Self {
+        self.aligned_axis = axis.try_normalize().unwrap_or(Vector::Z);
+        self
+    }
+
+    /// Limits the hinge angle to `[min, max]` radians.
+    pub fn with_angle_limits(mut self, min: Scalar, max: Scalar) -> Self {
+        self.angle_limits = Some((min.min(max), min.max(max)));
+        self
+    }
+
+    /// Adds a motor driving the hinge's angular speed or angle; its force is a torque in N·m.
+    pub fn with_motor(mut self, motor: JointMotor) -> Self {
+        self.motor = Some(motor);
+        self
+    }
+
+    /// The motor, for changing its target at run time.
+    pub fn motor_mut(&mut self) -> Option<&mut JointMotor> {
+        self.motor.as_mut()
+    }
+
+    /// The hinge angle at the last solve, rad.
+    pub fn angle(&self) -> Scalar {
+        self.angle
+    }
+}
+
+impl XpbdConstraint<2> for RevoluteJoint {
+    fn entities(&self) -> [Entity; 2] {
+        [self.base.entity1, self.base.entity2]
+    }
+
+    fn clear_lagrange_multipliers(&mut self) {
+        self.position_lagrange = 0.0;
+        self.align_lagrange = 0.0;
+        self.limit_lagrange = 0.0;
+        self.motor_lagrange = 0.0;
+    }
+
+    fn solve(&mut self, [b1, b2]: [&mut RigidBodyQueryItem; 2], dt: Scalar) {
+        if self.base.is_broken() {
+            return;
+        }
+        let mut solve = JointSolve::new(dt);
+        let compliance = self.base.compliance;
+        let axis = self.aligned_axis;
+        let misalignment = rotation_between(b2.rotation * axis, b1.rotation * axis);
+        solve.angle(b1, b2, misalignment, &mut self.align_lagrange, compliance);
+
+        let a1 = b1.rotation * self.aligned_axis;
+        let reference = self.aligned_axis.any_orthonormal_vector();
+        let (r1, r2) = (b1.rotation * reference, b2.rotation * reference);
+        self.angle = signed_angle(r1, r2, a1);
+        if let Some(limits) = self.angle_limits {
+            solve.limit_angle(b1, b2, a1, r1, r2, limits, &mut self.limit_lagrange, compliance);
+        }
+        if let Some(motor) = self.motor
+            && let MotorTarget::Position { target, compliance } = motor.target
+        {
+            let max = motor.max_force * dt * dt;
+            let excess = self.angle - target;
+            solve.angle_clamped(b1, b2, -excess * a1, &mut self.motor_lagrange, compliance, max);
+        }
+
+        let anchors = Anchors::coincide(&self.base, b1, b2);
+        solve.position(b1, b2, anchors, &mut self.position_lagrange, compliance);
+        if let Some(motor) = self.motor
+            && let MotorTarget::Velocity(speed) = motor.target
+        {
+            solve.drive_angular_velocity(b1, b2, b1.rotation * self.aligned_axis, speed, motor.max_force);
+        }
+        solve.finish(&mut self.base, b1, b2);
+    }
+}

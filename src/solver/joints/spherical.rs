@@ -1,0 +1,128 @@
+//! The spherical (ball-and-socket) joint, with optional swing and twist limits.
+
+use bevy::prelude::*;
+
+use super::{Anchors, JointBase, JointSolve, impl_joint};
+use crate::math::{Scalar, Vector};
+use crate::solver::RigidBodyQueryItem;
+use crate::solver::xpbd::XpbdConstraint;
+
+/// Joins two anchors at a point; the bodies turn freely about it.
+///
+/// Limits follow Müller et al. 2020: the *swing* is the angle between the two bodies' swing
+/// axes (each given in its own body's frame by [`with_swing_axis`](Self::with_swing_axis),
+/// default Y); the *twist* is the rotation about the mean swing axis, measured between the
+/// bodies' twist axes (default X, perpendicular to the swing axis).
+///
+/// ```
+/// # use bevy::prelude::*;
+/// # use impetus3d::prelude::*;
+/// # use std::f32::consts::FRAC_PI_4;
+/// # let mut world = World::new();
+/// # let (a, b) = (world.spawn_empty().id(), world.spawn_empty().id());
+/// let shoulder = SphericalJoint::new(a, b)
+///     .with_local_anchor_1(Vec3::new(0.0, -0.5, 0.0))
+///     .with_local_anchor_2(Vec3::new(0.0, 0.5, 0.0))
+///     .with_swing_limits(0.0, FRAC_PI_4)
+///     .with_twist_limits(-0.2, 0.2);
+/// ```
+#[derive(Component, Clone, Copy, Debug, PartialEq)]
+pub struct SphericalJoint {
+    base: JointBase,
+    swing_axis: Vector,
+    twist_axis: Vector,
+    swing_limits: Option<(Scalar, Scalar)>,
+    twist_limits: Option<(Scalar, Scalar)>,
+    position_lagrange: Scalar,
+    swing_lagrange: Scalar,
+    twist_lagrange: Scalar,
+}
+
+impl_joint!(SphericalJoint);
+
+impl SphericalJoint {
+    /// A spherical joint between the origins of `entity1` and `entity2`.
+    pub fn new(entity1: Entity, entity2: Entity) -> Self {
+        Self {
+            base: JointBase::new(entity1, entity2),
+            swing_axis: Vector::Y,
+            twist_axis: Vector::X,
+            swing_limits: None,
+            twist_limits: None,
+            position_lagrange: 0.0,
+            swing_lagrange: 0.0,
+            twist_lagrange: 0.0,
+        }
+    }
+
+    /// Sets the swing axis (in each body's frame); the twist axis is made perpendicular to it.
+    pub fn with_swing_axis(mut self, axis: Vector) -> Self {
+        self.swing_axis = axis.try_normalize().unwrap_or(Vector::Y);
+        self.twist_axis = perpendicular(self.twist_axis, self.swing_axis);
+        self
+    }
+
+    /// Sets the twist reference axis (in each body's frame), made perpendicular to the swing
+    /// axis.
+    pub fn with_twist_axis(mut self, axis: Vector) -> Self {
+        self.twist_axis = perpendicular(axis, self.swing_axis);
+        self
+    }
+
+    /// Limits the swing angle to `[min, max]` radians (swing is never negative).
+    pub fn with_swing_limits(mut self, min: Scalar, max: Scalar) -> Self {
+        self.swing_limits = Some((min.min(max), min.max(max)));
+        self
+    }
+
+    /// Limits the twist angle to `[min, max]` radians.
+    pub fn with_twist_limits(mut self, min: Scalar, max: Scalar) -> Self {
+        self.twist_limits = Some((min.min(max), min.max(max)));
+        self
+    }
+}
+
+/// `axis` with its component along `normal` removed, normalised (any perpendicular if none is
+/// left).
+fn perpendicular(axis: Vector, normal: Vector) -> Vector {
+    (axis - normal * axis.dot(normal))
+        .try_normalize()
+        .unwrap_or_else(|| normal.any_orthonormal_vector())
+}
+
+impl XpbdConstraint<2> for SphericalJoint {
+    fn entities(&self) -> [Entity; 2] {
+        [self.base.entity1, self.base.entity2]
+    }
+
+    fn clear_lagrange_multipliers(&mut self) {
+        self.position_lagrange = 0.0;
+        self.swing_lagrange = 0.0;
+        self.twist_lagrange = 0.0;
+    }
+
+    fn solve(&mut self, [b1, b2]: [&mut RigidBodyQueryItem; 2], dt: Scalar) {
+        if self.base.is_broken() {
+            return;
+        }
+        let mut solve = JointSolve::new(dt);
+        let compliance = self.base.compliance;
+        let a1 = b1.rotation * self.swing_axis;
+        let a2 = b2.rotation * self.swing_axis;
+        if let Some(limits) = self.swing_limits
+            && let Some(normal) = a1.cross(a2).try_normalize()
+        {
+            solve.limit_angle(b1, b2, normal, a1, a2, limits, &mut self.swing_lagrange, compliance);
+        }
+        if let Some(limits) = self.twist_limits
+            && let Some(normal) = (a1 + a2).try_normalize()
+        {
+            let t1 = perpendicular(b1.rotation * self.twist_axis, normal);
+            let t2 = perpendicular(b2.rotation * self.twist_axis, normal);
+            solve.limit_angle(b1, b2, normal, t1, t2, limits, &mut self.twist_lagrange, compliance);
+        }
+        let anchors = Anchors::coincide(&self.base, b1, b2);
+        solve.position(b1, b2, anchors, &mut self.position_lagrange, compliance);
+        solve.finish(&mut self.base, b1, b2);
+    }
+}

@@ -1,0 +1,320 @@
+//! The constraint traits and the generic system that solves them.
+
+use bevy::ecs::component::Mutable;
+use bevy::ecs::entity::{EntityHashSet, MapEntities};
+use bevy::ecs::system::SystemParam;
+use bevy::prelude::*;
+
+use crate::body::{ComputedMass, LockedAxes, Position, RigidBody, Rotation, Sleeping};
+use crate::math::{Scalar, Vector, integrate_rotation};
+use crate::solver::{RigidBodyQueryItem, SolverBodies};
+use crate::PhysicsStepTime;
+
+/// A position-level constraint between `ENTITY_COUNT` bodies.
+///
+/// Implement it on a component, then add [`solve_constraint::<C, ENTITY_COUNT>`] to
+/// [`SubstepSchedule`](crate::SubstepSchedule) in
+/// [`SubstepSolverSet::SolveUserConstraints`](crate::SubstepSolverSet::SolveUserConstraints).
+pub trait XpbdConstraint<const ENTITY_COUNT: usize>: MapEntities {
+    /// The bodies this constraint acts on, in the order [`solve`](Self::solve) receives them.
+    fn entities(&self) -> [Entity; ENTITY_COUNT];
+
+    /// Moves the bodies towards satisfying the constraint. `dt` is the substep length.
+    ///
+    /// Change `accumulated_translation` and `rotation` of the bodies (the helpers of
+    /// [`PositionConstraint`] and [`AngularConstraint`] do it for you); the engine turns the
+    /// change into velocity afterwards.
+    fn solve(&mut self, bodies: [&mut RigidBodyQueryItem; ENTITY_COUNT], dt: Scalar);
+
+    /// Resets the accumulated Lagrange multipliers; called at the start of every substep.
+    fn clear_lagrange_multipliers(&mut self);
+
+    /// The multiplier update `Δλ = (−C − α̃λ) / (Σ wᵢ + α̃)`, `α̃ = α / dt²`, for unit-length
+    /// gradients with generalized inverse masses `inverse_masses`. Zero when nothing can move.
+    fn compute_lagrange_update(
+        &self,
+        lagrange: Scalar,
+        c: Scalar,
+        inverse_masses: &[Scalar],
+        compliance: Scalar,
+        dt: Scalar,
+    ) -> Scalar {
+        lagrange_update(lagrange, c, inverse_masses.iter().sum(), compliance, dt)
+    }
+
+    /// The multiplier update `Δλ = (−C − α̃λ) / (Σ wᵢ |∇Cᵢ|² + α̃)` for arbitrary gradients.
+    fn compute_lagrange_update_with_gradients(
+        &self,
+        lagrange: Scalar,
+        c: Scalar,
+        gradients: &[Vector],
+        inverse_masses: &[Scalar],
+        compliance: Scalar,
+        dt: Scalar,
+    ) -> Scalar {
+        let w = gradients
+            .iter()
+            .zip(inverse_masses)
+            .map(|(g, w)| w * g.length_squared())
+            .sum();
+        lagrange_update(lagrange, c, w, compliance, dt)
+    }
+}
+
+pub(crate) fn lagrange_update(
+    lagrange: Scalar,
+    c: Scalar,
+    w_sum: Scalar,
+    compliance: Scalar,
+    dt: Scalar,
+) -> Scalar {
+    let tilde = compliance.max(0.0) / (dt * dt);
+    let denominator = w_sum + tilde;
+    if w_sum <= Scalar::EPSILON || !denominator.is_finite() || !c.is_finite() {
+        return 0.0;
+    }
+    (-c - tilde * lagrange) / denominator
+}
+
+/// Positional corrections at points of two bodies.
+pub trait PositionConstraint {
+    /// Generalized inverse mass `1/m + (r × n)ᵀ I⁻¹ (r × n)` of `body` pushed along the unit
+    /// vector `n` at offset `r` from its centre of mass (locked axes removed).
+    fn compute_generalized_inverse_mass(
+        &self,
+        body: &RigidBodyQueryItem,
+        r: Vector,
+        n: Vector,
+    ) -> Scalar {
+        positional_inverse_mass(body, r, n)
+    }
+
+    /// Applies the position impulse `Δλ n`: body 1 moves by `+Δλ n` at `r1`, body 2 by
+    /// `−Δλ n` at `r2`, each scaled by its inverse mass and inertia. Returns the impulse
+    /// applied to body 1.
+    fn apply_positional_correction(
+        &self,
+        body1: &mut RigidBodyQueryItem,
+        body2: &mut RigidBodyQueryItem,
+        delta_lagrange: Scalar,
+        direction: Vector,
+        r1: Vector,
+        r2: Vector,
+    ) -> Vector {
+        let p = delta_lagrange * direction;
+        apply_position_impulse(body1, p, r1);
+        apply_position_impulse(body2, -p, r2);
+        p
+    }
+}
+
+/// Angular corrections about an axis.
+pub trait AngularConstraint {
+    /// Generalized inverse mass `nᵀ I⁻¹ n` of `body` turned about the unit axis `n`.
+    fn compute_generalized_inverse_mass(&self, body: &RigidBodyQueryItem, n: Vector) -> Scalar {
+        angular_inverse_mass(body, n)
+    }
+
+    /// Applies the angular impulse `Δλ axis`: body 1 turns by `+I₁⁻¹ Δλ axis`, body 2 by
+    /// `−I₂⁻¹ Δλ axis`. Returns the angular impulse applied to body 1.
+    fn apply_angular_correction(
+        &self,
+        body1: &mut RigidBodyQueryItem,
+        body2: &mut RigidBodyQueryItem,
+        delta_lagrange: Scalar,
+        axis: Vector,
+    ) -> Vector {
+        let p = delta_lagrange * axis;
+        apply_angular_impulse(body1, p);
+        apply_angular_impulse(body2, -p);
+        p
+    }
+}
+
+/// `1/m + (r × n)ᵀ I⁻¹ (r × n)` at the current rotation, 0 for non-dynamic bodies.
+pub(crate) fn positional_inverse_mass(body: &RigidBodyQueryItem, r: Vector, n: Vector) -> Scalar {
+    if !body.is_dynamic() {
+        return 0.0;
+    }
+    let rn = r.cross(n);
+    body.effective_inverse_mass().dot(n * n) + rn.dot(body.effective_world_inv_inertia() * rn)
+}
+
+/// `nᵀ I⁻¹ n` at the current rotation, 0 for non-dynamic bodies.
+pub(crate) fn angular_inverse_mass(body: &RigidBodyQueryItem, n: Vector) -> Scalar {
+    if !body.is_dynamic() {
+        return 0.0;
+    }
+    n.dot(body.effective_world_inv_inertia() * n)
+}
+
+/// Moves a dynamic body by the position impulse `p` at offset `r`.
+pub(crate) fn apply_position_impulse(body: &mut RigidBodyQueryItem, p: Vector, r: Vector) {
+    if !body.is_dynamic() {
+        return;
+    }
+    body.accumulated_translation += body.effective_inverse_mass() * p;
+    let dtheta = body.effective_world_inv_inertia() * r.cross(p);
+    body.rotation = integrate_rotation(body.rotation, dtheta);
+}
+
+/// Turns a dynamic body by the angular position impulse `p`.
+pub(crate) fn apply_angular_impulse(body: &mut RigidBodyQueryItem, p: Vector) {
+    if !body.is_dynamic() {
+        return;
+    }
+    let dtheta = body.effective_world_inv_inertia() * p;
+    body.rotation = integrate_rotation(body.rotation, dtheta);
+}
+
+/// Marks a constraint or joint entity that should not be solved (a broken joint gets it).
+#[derive(Component, Clone, Copy, Debug, Default)]
+pub struct ConstraintDisabled;
+
+/// The dense slots of each constraint's bodies, resolved once per step.
+pub struct ConstraintSlots<const N: usize> {
+    step: u64,
+    entries: Vec<(Entity, Option<[usize; N]>)>,
+    warned: EntityHashSet,
+}
+
+impl<const N: usize> Default for ConstraintSlots<N> {
+    fn default() -> Self {
+        Self {
+            step: u64::MAX,
+            entries: Vec::new(),
+            warned: EntityHashSet::default(),
+        }
+    }
+}
+
+/// The ECS view of a body needed to bring it into the step when a constraint names it.
+type ParticipantData = (
+    &'static RigidBody,
+    &'static Position,
+    &'static Rotation,
+    &'static ComputedMass,
+    Option<&'static LockedAxes>,
+    Has<Sleeping>,
+);
+
+/// Everything needed to solve the constraints of one type: the constraints, the bodies they
+/// may bring into the step, and the cache of their dense slots.
+#[derive(SystemParam)]
+pub struct ConstraintSolver<'w, 's, C, const N: usize>
+where
+    C: XpbdConstraint<N> + Component<Mutability = Mutable>,
+{
+    constraints: Query<'w, 's, (Entity, &'static mut C), Without<ConstraintDisabled>>,
+    participants: Query<'w, 's, ParticipantData>,
+    cache: Local<'s, ConstraintSlots<N>>,
+}
+
+impl<C, const N: usize> ConstraintSolver<'_, '_, C, N>
+where
+    C: XpbdConstraint<N> + Component<Mutability = Mutable>,
+{
+    /// Resolves the constraints' bodies to dense slots on the first substep of a step (or if
+    /// the set of constraints changed), and clears every multiplier.
+    pub fn prepare(&mut self, solver: &mut SolverBodies, step: u64) {
+        let cache = &mut *self.cache;
+        let stale = cache.step != step
+            || cache.entries.len() != self.constraints.iter().len()
+            || cache.entries.iter().zip(self.constraints.iter()).any(|(a, (e, _))| a.0 != e);
+        if stale {
+            cache.step = step;
+            cache.entries.clear();
+            for (entity, constraint) in &self.constraints {
+                let slots = resolve(entity, constraint.entities(), solver, &self.participants, &mut cache.warned);
+                cache.entries.push((entity, slots));
+            }
+        }
+        for (_, mut constraint) in &mut self.constraints {
+            constraint.clear_lagrange_multipliers();
+        }
+    }
+
+    /// Calls [`XpbdConstraint::solve`] on every constraint whose bodies were resolved.
+    pub fn solve(&mut self, solver: &mut SolverBodies, dt: Scalar) {
+        for ((_, slots), (_, mut constraint)) in self.cache.entries.iter().zip(&mut self.constraints) {
+            if let Some(slots) = slots
+                && let Ok(bodies) = solver.bodies.get_disjoint_mut(*slots)
+            {
+                constraint.solve(bodies, dt);
+            }
+        }
+    }
+}
+
+/// Solves every constraint of type `C` once per substep.
+///
+/// On the first substep of each step the constraints' entities are resolved to dense solver
+/// slots: static bodies are brought in with infinite mass, sleeping bodies that share a
+/// constraint with an awake body are woken, and a constraint whose bodies are all static or
+/// asleep is skipped. A constraint naming a missing or non-body entity, or the same entity
+/// twice, is skipped with a warning naming it. Every substep, the multipliers are cleared and
+/// then every constraint is solved.
+pub fn solve_constraint<C, const ENTITY_COUNT: usize>(
+    mut constraints: ConstraintSolver<C, ENTITY_COUNT>,
+    mut solver: ResMut<SolverBodies>,
+    time: Res<PhysicsStepTime>,
+) where
+    C: XpbdConstraint<ENTITY_COUNT> + Component<Mutability = Mutable>,
+{
+    constraints.prepare(&mut solver, time.step_count);
+    constraints.solve(&mut solver, time.substep_delta);
+}
+
+/// Finds (or creates) the dense slot of each body a constraint names.
+fn resolve<const N: usize>(
+    constraint: Entity,
+    entities: [Entity; N],
+    solver: &mut SolverBodies,
+    participants: &Query<ParticipantData>,
+    warned: &mut EntityHashSet,
+) -> Option<[usize; N]> {
+    let mut warn_once = |message: String| {
+        if warned.insert(constraint) {
+            warn!("constraint {constraint}: {message}; it is skipped");
+        }
+    };
+    for (i, a) in entities.iter().enumerate() {
+        if entities[..i].contains(a) {
+            warn_once(format!("names entity {a} twice"));
+            return None;
+        }
+        if solver.slot(*a).is_none() && participants.get(*a).is_err() {
+            warn_once(format!("entity {a} is not a rigid body (despawned, or no RigidBody)"));
+            return None;
+        }
+    }
+    warned.remove(&constraint);
+    for pair in entities.windows(2) {
+        solver.links.push((pair[0], pair[1]));
+    }
+    let awake = entities
+        .iter()
+        .any(|&e| solver.slot(e).is_some_and(|s| solver.bodies[s].inverse_mass > 0.0 || solver.bodies[s].rb.is_kinematic()));
+    if !awake {
+        return None;
+    }
+    let slots = entities.map(|e| match solver.slot(e) {
+        Some(slot) => slot,
+        None => {
+            let (rb, position, rotation, mass, locked, sleeping) =
+                participants.get(e).expect("checked above");
+            let mut body = RigidBodyQueryItem::fixed(e, *rb, position.0, rotation.0, mass.local_center_of_mass);
+            if rb.is_dynamic() && sleeping {
+                body.inverse_mass = mass.inverse_mass;
+                body.local_inverse_inertia = mass.local_inverse_inertia;
+                let locked = locked.copied().unwrap_or_default();
+                body.locked_axes = locked;
+                body.translation_mask = locked.translation_mask();
+                body.step_inverse_inertia = body.effective_world_inv_inertia();
+                solver.woken.push(e);
+            }
+            solver.push(body)
+        }
+    });
+    Some(slots)
+}

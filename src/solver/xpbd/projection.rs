@@ -1,0 +1,26 @@
+//! Velocity projection: the velocity change that matches the XPBD position change.
+
+use bevy::prelude::*;
+
+use crate::PhysicsStepTime;
+use crate::math::angular_velocity_between;
+use crate::solver::SolverBodies;
+
+/// Adds `(position change made by the XPBD sets) / h` to each body's linear velocity, and the
+/// angular velocity of the rotation change to its angular velocity.
+pub(crate) fn project_velocities(mut solver: ResMut<SolverBodies>, time: Res<PhysicsStepTime>) {
+    let inv_h = 1.0 / time.substep_delta;
+    for body in solver.bodies.iter_mut().skip(1) {
+        if !body.is_dynamic() {
+            continue;
+        }
+        let center = body.current_center_of_mass();
+        if center != body.pre_xpbd_center {
+            body.linear_velocity += (center - body.pre_xpbd_center) * inv_h;
+        }
+        if body.rotation != body.pre_xpbd_rotation {
+            body.angular_velocity +=
+                angular_velocity_between(body.pre_xpbd_rotation, body.rotation, inv_h);
+        }
+    }
+}

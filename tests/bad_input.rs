@@ -1,0 +1,500 @@
+//! Bad input never panics, never spreads NaN to other bodies, and is reported with a warning
+//! that names the entity; the rest of the world keeps simulating normally.
+
+mod common;
+
+use bevy::prelude::*;
+use common::*;
+use impetus3d::prelude::*;
+
+/// True if one of the warnings names `entity` (as a whole token, so `2v0` does not match
+/// `12v0`).
+fn names(warnings: &[String], entity: Entity) -> bool {
+    let name = format!("{entity}");
+    warnings.iter().any(|w| {
+        w.split(|c: char| !c.is_ascii_alphanumeric())
+            .any(|token| token == name)
+    })
+}
+
+/// The scene every test disturbs: ground, a two-box stack (sleeping disabled so it stays in
+/// the solver), and a witness ball in free fall far from everything.
+struct Scene {
+    app: App,
+    lower: Entity,
+    upper: Entity,
+    witness: Entity,
+}
+
+const WITNESS_Y0: f32 = 100.0;
+
+fn scene() -> Scene {
+    let mut app = app();
+    ground(&mut app);
+    let lower = spawn(
+        &mut app,
+        (
+            RigidBody::Dynamic,
+            Collider::cuboid(1.0, 1.0, 1.0),
+            Transform::from_xyz(0.0, 0.5, 0.0),
+            SleepingDisabled,
+        ),
+    );
+    let upper = spawn(
+        &mut app,
+        (
+            RigidBody::Dynamic,
+            Collider::cuboid(1.0, 1.0, 1.0),
+            Transform::from_xyz(0.0, 1.5, 0.0),
+            SleepingDisabled,
+        ),
+    );
+    let witness = spawn(
+        &mut app,
+        (
+            RigidBody::Dynamic,
+            Collider::sphere(0.5),
+            Transform::from_xyz(500.0, WITNESS_Y0, 0.0),
+        ),
+    );
+    Scene {
+        app,
+        lower,
+        upper,
+        witness,
+    }
+}
+
+/// After `steps` steps in total since the scene was built, the witness is exactly where free
+/// fall puts it, every body is finite, and `supported` is still resting on its support.
+fn world_is_healthy(scene: &mut Scene, steps: u32, supported: &[(Entity, f32)]) {
+    let app = &mut scene.app;
+    assert!(
+        all_bodies_finite(app),
+        "a body has a non-finite pose or velocity"
+    );
+    let t = steps as f32 * DT;
+    let h = DT / 4.0;
+    // Semi-implicit Euler's discrete free fall y0 - ½ g t (t + h) (see free_fall.rs); the
+    // tolerance is the f32 rounding bound at |y| ≈ 100 m: ≤ steps × ½ ulp(128) = 7.6e-6 per
+    // position update plus the velocity-rounding share (≤ 3e-4 m over 1 s, as in free_fall.rs).
+    let expected = WITNESS_Y0 - 0.5 * g() * t * (t + h);
+    let y = position(app, scene.witness).y;
+    assert!(
+        (y - expected).abs() <= steps as f32 * 7.6e-6 + 3e-4,
+        "witness at y = {y}, free fall gives {expected}"
+    );
+    for &(e, rest_y) in supported {
+        // Still resting where it was: within the contact tolerance of its rest height.
+        let p = position(app, e);
+        assert!(
+            (p.y - rest_y).abs() <= 2.0 * slop(),
+            "{e} at {p}, expected height {rest_y}"
+        );
+    }
+}
+
+#[test]
+fn nan_linear_velocity_is_reset_and_reported() {
+    let (mut scene, warnings) = capture_warnings(|| {
+        let mut scene = scene();
+        step(&mut scene.app, 20);
+        set(&mut scene.app, scene.lower, LinearVelocity(Vec3::NAN));
+        step(&mut scene.app, 44);
+        scene
+    });
+    assert!(
+        names(&warnings, scene.lower),
+        "no warning names {}: {warnings:?}",
+        scene.lower
+    );
+    let (lower, upper) = (scene.lower, scene.upper);
+    world_is_healthy(&mut scene, 64, &[(lower, 0.5), (upper, 1.5)]);
+}
+
+#[test]
+fn nan_angular_velocity_is_reset_and_reported() {
+    let (mut scene, warnings) = capture_warnings(|| {
+        let mut scene = scene();
+        step(&mut scene.app, 20);
+        set(
+            &mut scene.app,
+            scene.upper,
+            AngularVelocity(Vec3::new(0.0, f32::NAN, 0.0)),
+        );
+        step(&mut scene.app, 44);
+        scene
+    });
+    assert!(
+        names(&warnings, scene.upper),
+        "no warning names {}: {warnings:?}",
+        scene.upper
+    );
+    let (lower, upper) = (scene.lower, scene.upper);
+    world_is_healthy(&mut scene, 64, &[(lower, 0.5), (upper, 1.5)]);
+}
+
+#[test]
+fn infinite_velocity_is_reset_and_reported() {
+    let (mut scene, warnings) = capture_warnings(|| {
+        let mut scene = scene();
+        step(&mut scene.app, 20);
+        set(
+            &mut scene.app,
+            scene.upper,
+            LinearVelocity(Vec3::new(f32::INFINITY, 0.0, 0.0)),
+        );
+        set(
+            &mut scene.app,
+            scene.lower,
+            AngularVelocity(Vec3::splat(f32::NEG_INFINITY)),
+        );
+        step(&mut scene.app, 44);
+        scene
+    });
+    assert!(
+        names(&warnings, scene.lower),
+        "no warning names {}: {warnings:?}",
+        scene.lower
+    );
+    assert!(
+        names(&warnings, scene.upper),
+        "no warning names {}: {warnings:?}",
+        scene.upper
+    );
+    let (lower, upper) = (scene.lower, scene.upper);
+    world_is_healthy(&mut scene, 64, &[(lower, 0.5), (upper, 1.5)]);
+}
+
+#[test]
+fn huge_finite_velocity_does_not_poison_neighbours() {
+    // 1e30 m/s is finite but overflows to infinity in v² and in positions: the engine must
+    // still keep the other bodies finite.
+    let (mut scene, _warnings) = capture_warnings(|| {
+        let mut scene = scene();
+        step(&mut scene.app, 20);
+        set(
+            &mut scene.app,
+            scene.upper,
+            LinearVelocity(Vec3::new(0.0, -1e30, 1e30)),
+        );
+        step(&mut scene.app, 44);
+        scene
+    });
+    // The stack may be knocked about by the bullet, but nothing may go non-finite and the
+    // witness must still fall freely.
+    world_is_healthy(&mut scene, 64, &[]);
+}
+
+#[test]
+fn nan_position_is_rejected_and_reported() {
+    let (mut scene, warnings) = capture_warnings(|| {
+        let mut scene = scene();
+        step(&mut scene.app, 20);
+        set(
+            &mut scene.app,
+            scene.upper,
+            Position(Vec3::new(f32::NAN, 1.5, 0.0)),
+        );
+        step(&mut scene.app, 22);
+        // And through the Transform.
+        set(
+            &mut scene.app,
+            scene.upper,
+            Transform::from_xyz(0.0, f32::INFINITY, 0.0),
+        );
+        step(&mut scene.app, 22);
+        scene
+    });
+    assert!(
+        names(&warnings, scene.upper),
+        "no warning names {}: {warnings:?}",
+        scene.upper
+    );
+    let (lower, upper) = (scene.lower, scene.upper);
+    // The rejected moves keep the last valid pose: the stack is undisturbed.
+    world_is_healthy(&mut scene, 64, &[(lower, 0.5), (upper, 1.5)]);
+}
+
+#[test]
+fn degenerate_rotation_is_rejected_and_reported() {
+    let (mut scene, warnings) = capture_warnings(|| {
+        let mut scene = scene();
+        step(&mut scene.app, 20);
+        set(
+            &mut scene.app,
+            scene.upper,
+            Rotation(Quat::from_xyzw(0.0, 0.0, 0.0, 0.0)),
+        );
+        step(&mut scene.app, 22);
+        set(
+            &mut scene.app,
+            scene.lower,
+            Rotation(Quat::from_xyzw(f32::NAN, 0.0, 0.0, 1.0)),
+        );
+        step(&mut scene.app, 22);
+        scene
+    });
+    assert!(
+        names(&warnings, scene.upper),
+        "no warning names {}: {warnings:?}",
+        scene.upper
+    );
+    assert!(
+        names(&warnings, scene.lower),
+        "no warning names {}: {warnings:?}",
+        scene.lower
+    );
+    let (lower, upper) = (scene.lower, scene.upper);
+    world_is_healthy(&mut scene, 64, &[(lower, 0.5), (upper, 1.5)]);
+}
+
+#[test]
+fn body_spawned_with_nan_transform_is_reported() {
+    let (mut scene, warnings) = capture_warnings(|| {
+        let mut scene = scene();
+        let bad = spawn(
+            &mut scene.app,
+            (
+                RigidBody::Dynamic,
+                Collider::sphere(0.5),
+                Transform::from_xyz(f32::NAN, 10.0, 0.0),
+            ),
+        );
+        step(&mut scene.app, 64);
+        (scene, bad)
+    });
+    let (ref mut scene, bad) = scene;
+    assert!(
+        names(&warnings, bad),
+        "no warning names {bad}: {warnings:?}"
+    );
+    // The engine gives a body with no valid pose yet the origin, which here is inside the
+    // stack, so the stack may be shoved; only finiteness and the witness are checked.
+    world_is_healthy(scene, 64, &[]);
+}
+
+#[test]
+fn zero_size_and_non_finite_colliders_are_reported_and_ignored() {
+    let ((mut scene, bad), warnings) = capture_warnings(|| {
+        let mut scene = scene();
+        let shapes = [
+            Collider::cuboid(0.0, 0.0, 0.0),
+            Collider::sphere(0.0),
+            Collider::sphere(f32::NAN),
+            Collider::cuboid(f32::INFINITY, 1.0, 1.0),
+            Collider::capsule(0.0, 0.0),
+        ];
+        let bad: Vec<Entity> = shapes
+            .into_iter()
+            .enumerate()
+            .map(|(i, collider)| {
+                spawn(
+                    &mut scene.app,
+                    (
+                        RigidBody::Dynamic,
+                        collider,
+                        Transform::from_xyz(3.0 * i as f32 - 6.0, 3.0, 5.0),
+                    ),
+                )
+            })
+            .collect();
+        step(&mut scene.app, 64);
+        (scene, bad)
+    });
+    for &e in &bad {
+        assert!(names(&warnings, e), "no warning names {e}: {warnings:?}");
+        // No usable collider: the body still gets a finite, positive mass.
+        let m = computed_mass(&scene.app, e).mass();
+        assert!(m.is_finite() && m > 0.0, "{e} has mass {m}");
+    }
+    let (lower, upper) = (scene.lower, scene.upper);
+    world_is_healthy(&mut scene, 64, &[(lower, 0.5), (upper, 1.5)]);
+}
+
+#[test]
+fn non_positive_mass_is_reported_and_collider_mass_used() {
+    let ((mut scene, bad), warnings) = capture_warnings(|| {
+        let mut scene = scene();
+        let bad: Vec<Entity> = [0.0, -5.0, f32::NAN, f32::INFINITY]
+            .into_iter()
+            .enumerate()
+            .map(|(i, m)| {
+                spawn(
+                    &mut scene.app,
+                    (
+                        RigidBody::Dynamic,
+                        Collider::cuboid(1.0, 1.0, 1.0),
+                        Mass(m),
+                        Transform::from_xyz(3.0 * i as f32 - 4.5, 0.55, -4.0),
+                    ),
+                )
+            })
+            .collect();
+        step(&mut scene.app, 64);
+        (scene, bad)
+    });
+    for &e in &bad {
+        assert!(names(&warnings, e), "no warning names {e}: {warnings:?}");
+        // The documented fallback: the colliders' mass, 1000 kg for a unit cube of density
+        // 1000 (relative f32 rounding of 1 / (1 / 1000)).
+        let m = computed_mass(&scene.app, e).mass();
+        assert!((m - 1000.0).abs() <= 1000.0 * 1e-6, "{e} has mass {m}");
+        // And it behaves like a body: it landed and rests on the ground.
+        let y = position(&scene.app, e).y;
+        assert!((y - 0.5).abs() <= slop(), "{e} at height {y}");
+    }
+    let (lower, upper) = (scene.lower, scene.upper);
+    world_is_healthy(&mut scene, 64, &[(lower, 0.5), (upper, 1.5)]);
+}
+
+#[test]
+fn bad_density_does_not_break_the_body() {
+    let (mut scene, _warnings) = capture_warnings(|| {
+        let mut scene = scene();
+        for (i, density) in [0.0, -1.0, f32::NAN, f32::INFINITY].into_iter().enumerate() {
+            spawn(
+                &mut scene.app,
+                (
+                    RigidBody::Dynamic,
+                    Collider::sphere(0.5),
+                    ColliderDensity(density),
+                    Transform::from_xyz(3.0 * i as f32 - 4.5, 0.6, 4.0),
+                ),
+            );
+        }
+        step(&mut scene.app, 64);
+        scene
+    });
+    let (lower, upper) = (scene.lower, scene.upper);
+    world_is_healthy(&mut scene, 64, &[(lower, 0.5), (upper, 1.5)]);
+}
+
+#[test]
+fn despawning_bodies_and_colliders_mid_simulation_is_safe() {
+    let mut scene = scene();
+    let app = &mut scene.app;
+    // A third box on top, a body whose collider is a child entity, and a sleeping-capable pile.
+    let top = spawn(
+        app,
+        (
+            RigidBody::Dynamic,
+            Collider::cuboid(1.0, 1.0, 1.0),
+            Transform::from_xyz(0.0, 2.5, 0.0),
+            SleepingDisabled,
+        ),
+    );
+    let parent = spawn(
+        app,
+        (
+            RigidBody::Dynamic,
+            Transform::from_xyz(5.0, 0.5, 0.0),
+            SleepingDisabled,
+        ),
+    );
+    let child = app
+        .world_mut()
+        .spawn((
+            Collider::cuboid(1.0, 1.0, 1.0),
+            Transform::default(),
+            ChildOf(parent),
+        ))
+        .id();
+    let resting = spawn(
+        app,
+        (
+            RigidBody::Dynamic,
+            Collider::sphere(0.5),
+            Transform::from_xyz(-5.0, 0.5, 0.0),
+        ),
+    );
+    step(app, 20);
+    // The middle of a stack, while its contacts are warm-started.
+    app.world_mut().despawn(scene.upper);
+    step(app, 2);
+    // A child collider: its body loses its only collider.
+    app.world_mut().despawn(child);
+    step(app, 2);
+    // A collider component removed from a body in contact.
+    app.world_mut().entity_mut(scene.lower).remove::<Collider>();
+    step(app, 40);
+    assert!(all_bodies_finite(app));
+    // The top box fell onto... nothing: the box under it lost its collider, so it ends on
+    // the ground, and the parent with no collider falls through the ground.
+    let y_top = position(app, top).y;
+    assert!(
+        (y_top - 0.5).abs() <= slop(),
+        "top box at {y_top}, expected on the ground"
+    );
+    assert!(
+        position(app, parent).y < 0.0,
+        "collider-less body did not fall"
+    );
+    assert!((position(app, resting).y - 0.5).abs() <= slop());
+    // Finally the ground itself: everything on it falls.
+    let floor = {
+        let world = app.world_mut();
+        let mut q = world.query::<(Entity, &RigidBody)>();
+        q.iter(world)
+            .find(|(_, rb)| rb.is_static())
+            .map(|(e, _)| e)
+            .unwrap()
+    };
+    app.world_mut().despawn(floor);
+    step(app, 32);
+    assert!(all_bodies_finite(app));
+    assert!(
+        position(app, resting).y < 0.0,
+        "sphere did not fall after the ground was despawned"
+    );
+    assert!(
+        position(app, top).y < 0.0,
+        "box did not fall after the ground was despawned"
+    );
+    // The witness never noticed any of it.
+    world_is_healthy(&mut scene, 96, &[]);
+}
+
+#[test]
+fn despawning_a_sleeping_body_and_its_neighbour_is_safe() {
+    let mut app = app();
+    ground(&mut app);
+    let a = spawn(
+        &mut app,
+        (
+            RigidBody::Dynamic,
+            Collider::cuboid(1.0, 1.0, 1.0),
+            Transform::from_xyz(0.0, 0.5, 0.0),
+        ),
+    );
+    let b = spawn(
+        &mut app,
+        (
+            RigidBody::Dynamic,
+            Collider::cuboid(1.0, 1.0, 1.0),
+            Transform::from_xyz(0.0, 1.5, 0.0),
+        ),
+    );
+    let c = spawn(
+        &mut app,
+        (
+            RigidBody::Dynamic,
+            Collider::cuboid(1.0, 1.0, 1.0),
+            Transform::from_xyz(0.0, 2.5, 0.0),
+        ),
+    );
+    // Wait for the stack to sleep, then pull out its middle and its bottom.
+    let asleep = (0..192).any(|_| {
+        app.update();
+        is_sleeping(&app, b)
+    });
+    assert!(asleep, "stack did not sleep within 3 s");
+    app.world_mut().despawn(b);
+    step(&mut app, 1);
+    app.world_mut().despawn(a);
+    step(&mut app, 60);
+    assert!(all_bodies_finite(&mut app));
+    // c lost both supports and fell 2 m onto the ground.
+    let y = position(&app, c).y;
+    assert!((y - 0.5).abs() <= slop(), "top box at {y}");
+}

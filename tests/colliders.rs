@@ -1,0 +1,460 @@
+//! Every collider shape collides and rests at its geometric height, and mass properties come
+//! from shape and density, with user overrides.
+
+mod common;
+
+use std::f32::consts::{FRAC_PI_2, PI};
+
+use bevy::prelude::*;
+use common::*;
+use impetus3d::prelude::*;
+
+/// Drops `collider` (origin `rest_y` above the ground when resting, given `rotation`) from
+/// 0.2 m above rest, runs 2 s and checks it rests at that height: the solver may leave
+/// linear_slop of penetration, and a resting body does not float above the surface either.
+fn rests_at(collider: Collider, rotation: Quat, rest_y: f32) -> (App, Entity) {
+    let mut app = app();
+    ground(&mut app);
+    let body = spawn(
+        &mut app,
+        (
+            RigidBody::Dynamic,
+            collider,
+            Transform::from_xyz(0.0, rest_y + 0.2, 0.0).with_rotation(rotation),
+            SleepingDisabled,
+        ),
+    );
+    step(&mut app, 128);
+    let y = position(&app, body).y;
+    assert!(
+        (y - rest_y).abs() <= slop(),
+        "rests at y = {y}, expected {rest_y}"
+    );
+    // At rest: the 1 mm/s bar of resting.rs.
+    assert!(
+        speed(&app, body) < 1e-3,
+        "still moving at {} m/s",
+        speed(&app, body)
+    );
+    (app, body)
+}
+
+#[test]
+fn sphere_rests_at_its_radius() {
+    let _ = rests_at(Collider::sphere(0.3), Quat::IDENTITY, 0.3);
+}
+
+#[test]
+fn cuboid_rests_at_half_its_height() {
+    // Full lengths, like Bevy's Cuboid::new: 0.6 m tall rests with its centre at 0.3.
+    let _ = rests_at(Collider::cuboid(2.0, 0.6, 1.0), Quat::IDENTITY, 0.3);
+}
+
+#[test]
+fn capsule_lying_down_rests_at_its_radius() {
+    // Turned onto its side (an upright capsule balances on a point, an unstable equilibrium).
+    let (app, body) = rests_at(
+        Collider::capsule(0.3, 1.0),
+        Quat::from_rotation_z(FRAC_PI_2),
+        0.3,
+    );
+    // Still lying flat: its axis stays horizontal within slop over its 0.5 m half length.
+    let axis = rotation(&app, body) * Vec3::Y;
+    assert!(axis.y.abs() <= slop() / 0.5, "capsule axis {axis}");
+}
+
+#[test]
+fn capsule_length_is_the_cylinder_part() {
+    // Bevy's Capsule3d::new(radius, length): standing upright and held upright by locked
+    // rotation, its origin rests at radius + length / 2.
+    let mut app = app();
+    ground(&mut app);
+    let body = spawn(
+        &mut app,
+        (
+            RigidBody::Dynamic,
+            Collider::capsule(0.25, 1.0),
+            LockedAxes::ROTATION_LOCKED,
+            Transform::from_xyz(0.0, 1.0, 0.0),
+            SleepingDisabled,
+        ),
+    );
+    step(&mut app, 128);
+    let y = position(&app, body).y;
+    assert!((y - 0.75).abs() <= slop(), "rests at {y}, expected 0.75");
+}
+
+#[test]
+fn cylinder_standing_rests_at_half_its_height() {
+    let _ = rests_at(Collider::cylinder(0.5, 0.8), Quat::IDENTITY, 0.4);
+}
+
+#[test]
+fn cylinder_on_its_side_rests_at_its_radius() {
+    let (app, body) = rests_at(
+        Collider::cylinder(0.4, 1.0),
+        Quat::from_rotation_x(FRAC_PI_2),
+        0.4,
+    );
+    let axis = rotation(&app, body) * Vec3::Y;
+    assert!(axis.y.abs() <= slop() / 0.5, "cylinder axis {axis}");
+}
+
+#[test]
+fn convex_hull_rests_on_its_face() {
+    // A hexagonal prism, circumradius 0.5 m, 0.4 m tall, centred on its origin.
+    let points: Vec<Vec3> = (0..6)
+        .flat_map(|i| {
+            let a = i as f32 * PI / 3.0;
+            let (x, z) = (0.5 * a.cos(), 0.5 * a.sin());
+            [Vec3::new(x, -0.2, z), Vec3::new(x, 0.2, z)]
+        })
+        .collect();
+    let hull = Collider::convex_hull(points).expect("a prism is a valid hull");
+    let _ = rests_at(hull, Quat::IDENTITY, 0.2);
+}
+
+#[test]
+fn coplanar_convex_hull_is_none() {
+    // Documented: coplanar points have no volume and give `None`.
+    let flat = vec![Vec3::ZERO, Vec3::X, Vec3::Z, Vec3::new(1.0, 0.0, 1.0)];
+    assert!(
+        Collider::convex_hull(flat).is_none(),
+        "a flat hull was accepted"
+    );
+}
+
+#[test]
+fn too_few_or_non_finite_hull_points_are_none() {
+    assert!(Collider::convex_hull(vec![Vec3::ZERO, Vec3::X]).is_none());
+    assert!(Collider::convex_hull(vec![Vec3::NAN, Vec3::X, Vec3::Y, Vec3::Z]).is_none());
+}
+
+#[test]
+fn compound_rests_on_its_lowest_part() {
+    // A 0.2 m thick plate with a ball on top: rests on the plate, origin at the plate centre.
+    let compound = Collider::compound(vec![
+        (Vec3::ZERO, Quat::IDENTITY, Collider::cuboid(1.5, 0.2, 1.5)),
+        (
+            Vec3::new(0.0, 0.4, 0.0),
+            Quat::IDENTITY,
+            Collider::sphere(0.3),
+        ),
+    ]);
+    let _ = rests_at(compound, Quat::IDENTITY, 0.1);
+}
+
+#[test]
+fn compound_parts_each_collide() {
+    // A dumbbell: two balls joined by nothing but the compound. Both balls touch the ground,
+    // so it rests level at the balls' radius.
+    let compound = Collider::compound(vec![
+        (
+            Vec3::new(-1.0, 0.0, 0.0),
+            Quat::IDENTITY,
+            Collider::sphere(0.25),
+        ),
+        (
+            Vec3::new(1.0, 0.0, 0.0),
+            Quat::IDENTITY,
+            Collider::sphere(0.25),
+        ),
+    ]);
+    let (app, body) = rests_at(compound, Quat::IDENTITY, 0.25);
+    // Level: the balls 2 m apart differ in height by less than 2 slop.
+    let tilt = (rotation(&app, body) * Vec3::X).y;
+    assert!(
+        (tilt * 2.0).abs() <= 2.0 * slop(),
+        "dumbbell tilted, axis {}",
+        rotation(&app, body) * Vec3::X
+    );
+}
+
+#[test]
+fn trimesh_ground_supports_bodies() {
+    // A 20 m × 20 m floor at y = 0 made of a 4 × 4 grid of quads (32 triangles), static.
+    let mut app = app();
+    let n = 4;
+    let size = 20.0;
+    let mut vertices = Vec::new();
+    for i in 0..=n {
+        for j in 0..=n {
+            let x = -size / 2.0 + size * i as f32 / n as f32;
+            let z = -size / 2.0 + size * j as f32 / n as f32;
+            vertices.push(Vec3::new(x, 0.0, z));
+        }
+    }
+    let mut indices = Vec::new();
+    let at = |i: u32, j: u32| i * (n + 1) + j;
+    for i in 0..n {
+        for j in 0..n {
+            // Counter-clockwise seen from above, so the normals point up.
+            indices.push([at(i, j), at(i, j + 1), at(i + 1, j)]);
+            indices.push([at(i + 1, j), at(i, j + 1), at(i + 1, j + 1)]);
+        }
+    }
+    spawn(
+        &mut app,
+        (RigidBody::Static, Collider::trimesh(vertices, indices)),
+    );
+    let boxed = spawn(
+        &mut app,
+        (
+            RigidBody::Dynamic,
+            Collider::cuboid(1.0, 1.0, 1.0),
+            // Straddling a triangle edge and a grid line.
+            Transform::from_xyz(0.0, 1.0, 0.3),
+            SleepingDisabled,
+        ),
+    );
+    let ball = spawn(
+        &mut app,
+        (
+            RigidBody::Dynamic,
+            Collider::sphere(0.5),
+            Transform::from_xyz(3.0, 2.0, -2.0),
+            SleepingDisabled,
+        ),
+    );
+    step(&mut app, 128);
+    for (e, rest_y) in [(boxed, 0.5), (ball, 0.5)] {
+        let y = position(&app, e).y;
+        assert!(
+            (y - rest_y).abs() <= slop(),
+            "{e} rests at {y}, expected {rest_y}"
+        );
+        assert!(
+            speed(&app, e) < 1e-3,
+            "{e} still moving at {} m/s",
+            speed(&app, e)
+        );
+    }
+}
+
+#[test]
+fn collider_on_child_entity_with_offset() {
+    // The body's origin carries no shape; its child holds a unit cube 0.5 m above the origin.
+    // Resting, the cube's bottom is on the ground, so the body origin is at y = 0.
+    let mut app = app();
+    ground(&mut app);
+    let body = spawn(
+        &mut app,
+        (
+            RigidBody::Dynamic,
+            Transform::from_xyz(0.0, 0.3, 0.0),
+            SleepingDisabled,
+        ),
+    );
+    app.world_mut().spawn((
+        Collider::cuboid(1.0, 1.0, 1.0),
+        Transform::from_xyz(0.0, 0.5, 0.0),
+        ChildOf(body),
+    ));
+    step(&mut app, 128);
+    let y = position(&app, body).y;
+    assert!(
+        y.abs() <= slop(),
+        "body origin at {y}, expected 0 (cube on the ground)"
+    );
+    assert!(speed(&app, body) < 1e-3);
+    // Mass properties come from the child: 1000 kg, centre of mass at the cube's centre.
+    let mass = computed_mass(&app, body);
+    assert!(
+        (mass.mass() - 1000.0).abs() <= 1000.0 * 1e-6,
+        "mass {}",
+        mass.mass()
+    );
+    assert!(
+        (mass.local_center_of_mass() - Vec3::new(0.0, 0.5, 0.0)).length() <= 1e-6,
+        "centre of mass {}",
+        mass.local_center_of_mass()
+    );
+}
+
+#[test]
+fn rotated_child_collider_uses_its_rotation() {
+    // A 2 × 0.4 × 0.4 bar turned upright by its child transform: it stands 2 m tall, so with
+    // rotation locked (so it cannot fall over) the body origin rests at y = 1.
+    let mut app = app();
+    ground(&mut app);
+    let body = spawn(
+        &mut app,
+        (
+            RigidBody::Dynamic,
+            LockedAxes::ROTATION_LOCKED,
+            Transform::from_xyz(0.0, 1.2, 0.0),
+            SleepingDisabled,
+        ),
+    );
+    app.world_mut().spawn((
+        Collider::cuboid(2.0, 0.4, 0.4),
+        Transform::from_rotation(Quat::from_rotation_z(FRAC_PI_2)),
+        ChildOf(body),
+    ));
+    step(&mut app, 128);
+    let y = position(&app, body).y;
+    assert!((y - 1.0).abs() <= slop(), "body origin at {y}, expected 1");
+}
+
+/// f32 rounding of parry's volume × density and of 1 / (1 / m): a few ulps, 1e-6 relative.
+const MASS_RTOL: f32 = 1e-6;
+
+fn mass_of(collider: Collider, extra: impl Bundle) -> ComputedMass {
+    let mut app = app();
+    let e = spawn(
+        &mut app,
+        (RigidBody::Dynamic, collider, GravityScale(0.0), extra),
+    );
+    app.update();
+    computed_mass(&app, e)
+}
+
+#[test]
+fn mass_from_density() {
+    // Default density 1000 kg/m³: a 1 m cube is 1000 kg.
+    let m = mass_of(Collider::cuboid(1.0, 1.0, 1.0), ()).mass();
+    assert!((m - 1000.0).abs() <= 1000.0 * MASS_RTOL, "cube mass {m}");
+    // Density 500 on a 2 × 1 × 1 box: 1000 kg.
+    let m = mass_of(Collider::cuboid(2.0, 1.0, 1.0), ColliderDensity(500.0)).mass();
+    assert!((m - 1000.0).abs() <= 1000.0 * MASS_RTOL, "box mass {m}");
+    // A unit sphere: 4/3 π r³ ρ = 4188.79 kg.
+    let m = mass_of(Collider::sphere(1.0), ()).mass();
+    let expected = 4.0 / 3.0 * PI * 1000.0;
+    assert!(
+        (m - expected).abs() <= expected * MASS_RTOL,
+        "sphere mass {m}, expected {expected}"
+    );
+    // A compound adds its parts: two unit cubes = 2000 kg, centre of mass between them.
+    let two = mass_of(
+        Collider::compound(vec![
+            (
+                Vec3::new(-1.0, 0.0, 0.0),
+                Quat::IDENTITY,
+                Collider::cuboid(1.0, 1.0, 1.0),
+            ),
+            (
+                Vec3::new(2.0, 0.0, 0.0),
+                Quat::IDENTITY,
+                Collider::cuboid(1.0, 1.0, 1.0),
+            ),
+        ]),
+        (),
+    );
+    assert!(
+        (two.mass() - 2000.0).abs() <= 2000.0 * MASS_RTOL,
+        "compound mass {}",
+        two.mass()
+    );
+    assert!(
+        (two.local_center_of_mass() - Vec3::new(0.5, 0.0, 0.0)).length() <= 1e-6,
+        "compound centre of mass {}",
+        two.local_center_of_mass()
+    );
+}
+
+#[test]
+fn inertia_from_density() {
+    // A 1 × 2 × 3 box of 6000 kg: I_x = m (b² + c²) / 12 = 6500, I_y = 5000, I_z = 2500.
+    let props = mass_of(Collider::cuboid(1.0, 2.0, 3.0), ());
+    let inv = props.local_inverse_inertia();
+    let expected = [1.0 / 6500.0, 1.0 / 5000.0, 1.0 / 2500.0];
+    for (axis, want) in expected.into_iter().enumerate() {
+        let got = inv.col(axis)[axis];
+        assert!(
+            (got - want).abs() <= want * 1e-5,
+            "1/I[{axis}] = {got}, expected {want}"
+        );
+    }
+}
+
+#[test]
+fn mass_override_scales_mass_and_inertia() {
+    let props = mass_of(Collider::cuboid(1.0, 1.0, 1.0), Mass(5.0));
+    assert!(
+        (props.mass() - 5.0).abs() <= 5.0 * MASS_RTOL,
+        "mass {}",
+        props.mass()
+    );
+    // Same shape, 5 kg: I = m (1 + 1) / 12 = 5/6, so 1/I = 1.2 about every axis.
+    let inv = props.local_inverse_inertia();
+    for axis in 0..3 {
+        let got = inv.col(axis)[axis];
+        assert!(
+            (got - 1.2).abs() <= 1.2 * 1e-5,
+            "1/I[{axis}] = {got}, expected 1.2"
+        );
+    }
+}
+
+#[test]
+fn mass_override_changes_the_dynamics() {
+    // The same impulse gives Δv = J / m: 10 N·s on a 5 kg cube (override) is 2 m/s, where the
+    // 1000 kg density mass would give 0.01 m/s.
+    let mut app = app();
+    let e = spawn(
+        &mut app,
+        (
+            RigidBody::Dynamic,
+            Collider::cuboid(1.0, 1.0, 1.0),
+            Mass(5.0),
+            GravityScale(0.0),
+            ExternalImpulse::new(Vec3::new(10.0, 0.0, 0.0)),
+        ),
+    );
+    app.update();
+    let v = velocity(&app, e).x;
+    // 1 / 5 × 10 in f32.
+    assert!((v - 2.0).abs() <= 2.0 * MASS_RTOL, "Δv = {v}, expected 2");
+}
+
+#[test]
+fn center_of_mass_override_is_used() {
+    let props = mass_of(
+        Collider::cuboid(1.0, 1.0, 1.0),
+        CenterOfMass(Vec3::new(0.0, -0.3, 0.1)),
+    );
+    assert_eq!(props.local_center_of_mass(), Vec3::new(0.0, -0.3, 0.1));
+    // Mass is unchanged by moving the centre of mass.
+    assert!((props.mass() - 1000.0).abs() <= 1000.0 * MASS_RTOL);
+}
+
+/// A 0.4 × 2 × 0.4 post stood on its end, tilted 20° with one bottom edge on the ground.
+/// With the centre of mass at the geometric centre it is outside the base and the post
+/// topples; with the centre of mass moved low (0.9 m below centre) it lies inside the base,
+/// gravity's torque about the edge turns the post back, and it stands upright.
+fn tilted_post(center_of_mass: Option<Vec3>) -> f32 {
+    let mut app = app();
+    ground(&mut app);
+    let tilt = Quat::from_rotation_z(-20f32.to_radians());
+    // Put the lowest corner (local (0.2, -1, 0)) exactly on the ground.
+    let corner = tilt * Vec3::new(0.2, -1.0, 0.0);
+    let mut body = app.world_mut().spawn((
+        RigidBody::Dynamic,
+        Collider::cuboid(0.4, 2.0, 0.4),
+        Transform::from_xyz(0.0, -corner.y, 0.0).with_rotation(tilt),
+        SleepingDisabled,
+    ));
+    if let Some(com) = center_of_mass {
+        body.insert(CenterOfMass(com));
+    }
+    let body = body.id();
+    step(&mut app, 192);
+    // The angle between the post's axis and the vertical.
+    (rotation(&app, body) * Vec3::Y).angle_between(Vec3::Y)
+}
+
+#[test]
+fn center_of_mass_decides_whether_a_tilted_post_falls() {
+    let toppled = tilted_post(None);
+    // Lying on its side: 90° (the flat 0.4 m face down).
+    assert!(
+        toppled > 80f32.to_radians(),
+        "default post ended {toppled} rad from vertical"
+    );
+    let righted = tilted_post(Some(Vec3::new(0.0, -0.9, 0.0)));
+    // Standing: a tilt of θ lifts a base edge by θ × 0.2 m; bound it by linear_slop.
+    assert!(
+        righted <= slop() / 0.2,
+        "low-COM post ended {righted} rad from vertical"
+    );
+}

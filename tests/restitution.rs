@@ -1,0 +1,150 @@
+//! Bounces: the rebound apex over the drop height is e² (the rebound speed is e times the
+//! impact speed, and height goes as speed²). Below the restitution threshold nothing bounces.
+
+mod common;
+
+use bevy::prelude::*;
+use common::*;
+use impetus3d::prelude::*;
+
+const RADIUS: f32 = 0.5;
+
+/// Drops a ball whose bottom starts `height` above the ground, with restitution `e` on both
+/// ball and ground, and returns the highest the ball's bottom gets after it first touches.
+fn rebound_apex(e: f32, height: f32) -> f32 {
+    let mut app = app();
+    let floor = ground(&mut app);
+    set(&mut app, floor, Restitution::new(e));
+    let ball = spawn(
+        &mut app,
+        (
+            RigidBody::Dynamic,
+            Collider::sphere(RADIUS),
+            Restitution::new(e),
+            Transform::from_xyz(0.0, RADIUS + height, 0.0),
+            SleepingDisabled,
+        ),
+    );
+    // Fall until the ball stops moving down (first contact), then track the apex.
+    let mut touched = false;
+    let mut apex = f32::NEG_INFINITY;
+    // Time to fall 5 m is 1.01 s; a rebound apex of 5 m is another 1.01 s: 3 s covers both.
+    for _ in 0..192 {
+        app.update();
+        let v = velocity(&app, ball).y;
+        let bottom = position(&app, ball).y - RADIUS;
+        if !touched {
+            touched = v >= 0.0 && bottom < 0.1 * height;
+        } else {
+            apex = apex.max(bottom);
+            if v < 0.0 && bottom < apex {
+                // Past the apex and falling again.
+                break;
+            }
+        }
+    }
+    assert!(touched, "the ball never reached the ground");
+    apex
+}
+
+/// Drop height: impact speed sqrt(2 g 5) = 9.9 m/s, ten times the 1 m/s threshold.
+const HEIGHT: f32 = 5.0;
+
+#[test]
+fn restitution_one_rebounds_to_the_drop_height() {
+    let ratio = rebound_apex(1.0, HEIGHT) / HEIGHT;
+    // The brief's bar: e² within 10 %. (Integration error alone is g h t / 2 ≈ 2 cm of 5 m.)
+    assert!(
+        (ratio - 1.0).abs() <= 0.1,
+        "apex ratio {ratio}, expected e² = 1"
+    );
+}
+
+#[test]
+fn restitution_half_rebounds_to_a_quarter() {
+    let ratio = rebound_apex(0.5, HEIGHT) / HEIGHT;
+    assert!(
+        (ratio - 0.25).abs() <= 0.1 * 0.25,
+        "apex ratio {ratio}, expected e² = 0.25"
+    );
+}
+
+#[test]
+fn restitution_zero_does_not_rebound() {
+    let apex = rebound_apex(0.0, HEIGHT);
+    // e² = 0: the bottom must stay on the surface, within the contact tolerance (linear slop).
+    assert!(
+        apex.abs() <= slop(),
+        "apex {apex} m after a 5 m drop with e = 0"
+    );
+}
+
+#[test]
+fn max_combine_rule_makes_a_bouncy_ball_bounce_on_a_dead_floor() {
+    // Ground keeps its default restitution 0; the ball's 0.5 wins under the Max rule.
+    let mut app = app();
+    ground(&mut app);
+    let ball = spawn(
+        &mut app,
+        (
+            RigidBody::Dynamic,
+            Collider::sphere(RADIUS),
+            Restitution::new(0.5),
+            Transform::from_xyz(0.0, RADIUS + HEIGHT, 0.0),
+            SleepingDisabled,
+        ),
+    );
+    let mut touched = false;
+    let mut apex = f32::NEG_INFINITY;
+    for _ in 0..192 {
+        app.update();
+        let bottom = position(&app, ball).y - RADIUS;
+        if !touched {
+            touched = velocity(&app, ball).y >= 0.0 && bottom < 0.5;
+        } else {
+            apex = apex.max(bottom);
+        }
+    }
+    let ratio = apex / HEIGHT;
+    assert!(
+        (ratio - 0.25).abs() <= 0.1 * 0.25,
+        "apex ratio {ratio}, expected 0.25"
+    );
+}
+
+#[test]
+fn impact_below_threshold_does_not_bounce() {
+    // From 2 cm: impact speed sqrt(2 g 0.02) = 0.63 m/s, below the 1 m/s threshold, so even
+    // e = 1 must not bounce. A bounce would bring the ball back up to ~2 cm.
+    let mut app = app();
+    let floor = ground(&mut app);
+    set(&mut app, floor, Restitution::new(1.0));
+    let drop = 0.02;
+    let ball = spawn(
+        &mut app,
+        (
+            RigidBody::Dynamic,
+            Collider::sphere(RADIUS),
+            Restitution::new(1.0),
+            Transform::from_xyz(0.0, RADIUS + drop, 0.0),
+            SleepingDisabled,
+        ),
+    );
+    // The fall takes 64 ms (4 steps); watch the next second.
+    step(&mut app, 6);
+    let mut highest = f32::NEG_INFINITY;
+    for _ in 0..64 {
+        app.update();
+        highest = highest.max(position(&app, ball).y - RADIUS);
+    }
+    // Staying at rest height means within the contact tolerance of the surface.
+    assert!(
+        highest <= slop(),
+        "ball rose to {highest} m after a {drop} m drop"
+    );
+    assert!(
+        speed(&app, ball) < 1e-3,
+        "still moving at {} m/s",
+        speed(&app, ball)
+    );
+}

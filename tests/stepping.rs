@@ -1,0 +1,51 @@
+//! The step contract: after the first `update`, each `app.update()` runs exactly one physics
+//! step of `Time<Fixed>`'s timestep, divided into `SubstepCount` substeps.
+
+mod common;
+
+use common::*;
+use impetus3d::prelude::*;
+
+#[test]
+fn one_physics_step_per_update() {
+    let mut app = app();
+    let start = steps(&app);
+    for i in 1..=10u64 {
+        app.update();
+        // Exact count: one step per update, no accumulator drift allowed.
+        assert_eq!(steps(&app), start + i, "after {i} updates");
+    }
+}
+
+#[test]
+fn step_time_is_the_fixed_timestep() {
+    let mut app = app();
+    step(&mut app, 3);
+    let time = *app.world().resource::<PhysicsStepTime>();
+    // 1/64 and 1/256 are exact in binary floating point, so equality is exact.
+    assert_eq!(time.delta, DT);
+    assert_eq!(time.substeps, 4);
+    assert_eq!(time.substep_delta, DT / 4.0);
+}
+
+#[test]
+fn substep_count_changes_the_substep_length() {
+    let mut app = app();
+    app.insert_resource(SubstepCount(8));
+    app.update();
+    let time = *app.world().resource::<PhysicsStepTime>();
+    assert_eq!(time.substeps, 8);
+    // DT / 8 = 2^-9, exact.
+    assert_eq!(time.substep_delta, DT / 8.0);
+}
+
+#[test]
+fn other_timesteps_also_step_once_per_update() {
+    let mut app = app_with_dt(1.0 / 50.0);
+    let start = steps(&app);
+    step(&mut app, 25);
+    assert_eq!(steps(&app), start + 25);
+    let time = *app.world().resource::<PhysicsStepTime>();
+    // f64 1/50 converted to f32 seconds by bevy's Time: compare within one f32 ulp-scale.
+    assert!((time.delta - 0.02).abs() < 1e-6, "delta {}", time.delta);
+}
