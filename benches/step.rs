@@ -1,14 +1,19 @@
-//! Time per physics step on two scenes, stepped headless exactly as the tests do (one
-//! `app.update()` = one 1/64 s step with the default 4 substeps).
+//! Time per physics step on four scenes, stepped headless exactly as the tests do (one
+//! `app.update()` = one physics step with the default 4 substeps; 1/64 s unless noted).
 //!
 //! - `pyramid/base_20`: a pyramid of 210 unit cubes on a static ground, measured while it
 //!   settles and stands.
 //! - `pile/4096_cubes`: a 16 × 16 × 16 grid of unit cubes dropped onto the ground, measured
 //!   from its 60th step on, as the bottom layers land and the pile collapses.
+//! - `joint_grid/40x40`: 1600 balls (radius 0.4 m, 1 m apart, in no collision layer) joined
+//!   to their right and lower neighbours by 3120 spherical joints, hanging from the two top
+//!   corners (static) and swinging down, at a 1/60 s step, measured from its 10th step on.
+//! - `chain/100_links`: 100 balls (radius 0.25 m) 1 m apart joined by spherical joints,
+//!   hanging from a static anchor with a kick on the last link, measured from its 10th step on.
 //!
-//! Every cube has [`SleepingDisabled`]: a resting pyramid would otherwise fall asleep and its
-//! steps would cost almost nothing, and the point here is the broad phase, narrow phase and
-//! solver work of an awake scene.
+//! Every dynamic body has [`SleepingDisabled`]: a resting pyramid or a hanging chain would
+//! otherwise fall asleep and its steps would cost almost nothing, and the point here is the
+//! broad phase, narrow phase and solver work of an awake scene.
 //!
 //! The scene keeps evolving across criterion's iterations (there is no cheap way to reset an
 //! app), so each figure is the average over the steps the measurement happened to cover.
@@ -28,16 +33,22 @@ use impetus3d::prelude::*;
 /// Physics step, s.
 const DT: f64 = 1.0 / 64.0;
 
+/// A headless app in which every further `update` is one physics step of `dt` seconds.
+fn empty_app(dt: f64) -> App {
+    let mut app = App::new();
+    app.add_plugins((MinimalPlugins, PhysicsPlugin::default()))
+        .insert_resource(Time::<Fixed>::from_seconds(dt))
+        .insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_secs_f64(
+            dt,
+        )));
+    app.update();
+    app
+}
+
 /// A headless app in which every further `update` is one physics step, with a static ground
 /// whose top face is at y = 0.
 fn app() -> App {
-    let mut app = App::new();
-    app.add_plugins((MinimalPlugins, PhysicsPlugin::default()))
-        .insert_resource(Time::<Fixed>::from_seconds(DT))
-        .insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_secs_f64(
-            DT,
-        )));
-    app.update();
+    let mut app = empty_app(DT);
     app.world_mut().spawn((
         RigidBody::Static,
         Collider::cuboid(200.0, 1.0, 200.0),
@@ -90,6 +101,82 @@ fn pile(n: usize) -> App {
     app
 }
 
+/// The `n × n` joint grid of the tests (`tests/joints_chain.rs`): balls of radius 0.4 m, 1 m
+/// apart in the vertical x–y plane, in no collision layer, each joined to its right and lower
+/// neighbours by spherical joints with anchors ±0.5 m, the two top corners static; 1/60 s
+/// steps.
+fn joint_grid(n: usize) -> App {
+    let mut app = empty_app(1.0 / 60.0);
+    let mut balls = Vec::with_capacity(n * n);
+    for row in 0..n {
+        for column in 0..n {
+            let corner = row == 0 && (column == 0 || column == n - 1);
+            let position = Vec3::new(column as f32, -(row as f32), 0.0);
+            let mut ball = app.world_mut().spawn((
+                Collider::sphere(0.4),
+                CollisionLayers::NONE,
+                Transform::from_translation(position),
+            ));
+            if corner {
+                ball.insert(RigidBody::Static);
+            } else {
+                ball.insert((RigidBody::Dynamic, SleepingDisabled));
+            }
+            balls.push(ball.id());
+        }
+    }
+    for row in 0..n {
+        for column in 0..n {
+            let here = balls[row * n + column];
+            if column + 1 < n {
+                app.world_mut().spawn(
+                    SphericalJoint::new(here, balls[row * n + column + 1])
+                        .with_local_anchor_1(Vec3::new(0.5, 0.0, 0.0))
+                        .with_local_anchor_2(Vec3::new(-0.5, 0.0, 0.0)),
+                );
+            }
+            if row + 1 < n {
+                app.world_mut().spawn(
+                    SphericalJoint::new(here, balls[(row + 1) * n + column])
+                        .with_local_anchor_1(Vec3::new(0.0, -0.5, 0.0))
+                        .with_local_anchor_2(Vec3::new(0.0, 0.5, 0.0)),
+                );
+            }
+        }
+    }
+    app
+}
+
+/// The chain of the tests: `links` balls of radius 0.25 m, centres 1 m apart straight below a
+/// static anchor, joined by spherical joints with anchors ±0.5 m; the last link is kicked
+/// sideways so the chain keeps moving.
+fn chain(links: usize) -> App {
+    let mut app = empty_app(DT);
+    let mut previous = app
+        .world_mut()
+        .spawn((RigidBody::Static, Transform::default()))
+        .id();
+    for i in 0..links {
+        let mut link = app.world_mut().spawn((
+            RigidBody::Dynamic,
+            Collider::sphere(0.25),
+            SleepingDisabled,
+            Transform::from_xyz(0.0, -(i as f32 + 1.0), 0.0),
+        ));
+        if i == links - 1 {
+            link.insert(LinearVelocity(Vec3::new(5.0, 0.0, 0.0)));
+        }
+        let link = link.id();
+        app.world_mut().spawn(
+            SphericalJoint::new(previous, link)
+                .with_local_anchor_1(Vec3::new(0.0, -0.5, 0.0))
+                .with_local_anchor_2(Vec3::new(0.0, 0.5, 0.0)),
+        );
+        previous = link;
+    }
+    app
+}
+
 fn step(app: &mut App, steps: usize) {
     for _ in 0..steps {
         app.update();
@@ -122,5 +209,36 @@ fn bench_pile(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, bench_pyramid, bench_pile);
+fn bench_joint_grid(c: &mut Criterion) {
+    let mut group = c.benchmark_group("joint_grid");
+    group
+        .sample_size(10)
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(5));
+    let mut app = joint_grid(40);
+    // A few steps so every joint has been prepared and the grid is moving.
+    step(&mut app, 10);
+    group.bench_function("40x40", |b| b.iter(|| black_box(&mut app).update()));
+    group.finish();
+}
+
+fn bench_chain(c: &mut Criterion) {
+    let mut group = c.benchmark_group("chain");
+    group
+        .sample_size(10)
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(3));
+    let mut app = chain(100);
+    step(&mut app, 10);
+    group.bench_function("100_links", |b| b.iter(|| black_box(&mut app).update()));
+    group.finish();
+}
+
+criterion_group!(
+    benches,
+    bench_pyramid,
+    bench_pile,
+    bench_joint_grid,
+    bench_chain
+);
 criterion_main!(benches);

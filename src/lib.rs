@@ -106,7 +106,7 @@ pub mod prelude {
     };
     pub use crate::solver::xpbd::{
         AngularConstraint, ConstraintDisabled, PositionConstraint, XpbdConstraint,
-        solve_constraint,
+        XpbdIterations, solve_constraint,
     };
     pub use crate::solver::{Gravity, RigidBodyQueryItem, SolverConfig};
     pub use crate::{PhysicsPlugin, PhysicsPlugins};

@@ -103,7 +103,9 @@ impl Plugin for SyncPlugin {
         app.add_systems(
             PhysicsSchedule,
             (
-                transform_to_position.in_set(PhysicsStepSet::Prepare),
+                (transform_to_position, crate::body::reject_non_finite_velocities)
+                    .chain()
+                    .in_set(PhysicsStepSet::Prepare),
                 position_to_transform.in_set(PhysicsStepSet::Finalize),
             ),
         );

@@ -59,9 +59,17 @@ fn state(app: &App, bodies: &[Entity]) -> Vec<State> {
 fn identical_worlds_step_bit_identically() {
     let (mut a, bodies_a) = pile();
     let (mut b, bodies_b) = pile();
+    let mut touching = bevy::ecs::system::SystemState::<Collisions>::new(a.world_mut());
+    let mut most_between_bodies = 0;
     for k in 0..300 {
         a.update();
         b.update();
+        let collisions = touching.get(a.world()).unwrap();
+        let between_bodies = collisions
+            .iter()
+            .filter(|p| bodies_a.contains(&p.collider1) && bodies_a.contains(&p.collider2))
+            .count();
+        most_between_bodies = most_between_bodies.max(between_bodies);
         // Exact equality: determinism is a bitwise property, there is no tolerance.
         assert_eq!(
             state(&a, &bodies_a),
@@ -77,9 +85,10 @@ fn identical_worlds_step_bit_identically() {
         .fold(f32::MIN, f32::max);
     assert!(top < 6.0, "bodies still up at {top} m after 300 steps");
     // Contacts happened between bodies, not just with the ground.
-    let mut touching = bevy::ecs::system::SystemState::<Collisions>::new(a.world_mut());
-    let pairs = touching.get(a.world()).unwrap().len();
-    assert!(pairs > 20, "only {pairs} touching pairs: no pile formed");
+    assert!(
+        most_between_bodies >= 3,
+        "at most {most_between_bodies} body-body contacts: the bodies never piled up"
+    );
 }
 
 #[test]

@@ -58,6 +58,7 @@ fn grid_scratch() {
     let mut app = app_with_dt(1.0 / 60.0);
     let sub: u32 = std::env::var("SUB").ok().and_then(|v| v.parse().ok()).unwrap_or(4);
     app.insert_resource(SubstepCount(sub));
+    if let Some(i) = std::env::var("ITERS").ok().and_then(|v| v.parse().ok()) { app.insert_resource(impetus3d::solver::xpbd::XpbdIterations(i)); }
     let n: usize = std::env::var("N").ok().and_then(|v| v.parse().ok()).unwrap_or(40);
     let mut ids = vec![vec![Entity::PLACEHOLDER; n]; n];
     for i in 0..n {

@@ -229,3 +229,19 @@ pub struct PoseSync {
     pub(crate) rotation: Quaternion,
     pub(crate) initialized: bool,
 }
+
+/// Resets non-finite velocities (with a warning naming the body) before anything uses them.
+pub(crate) fn reject_non_finite_velocities(
+    mut bodies: Query<
+        (Entity, &mut LinearVelocity, &mut AngularVelocity),
+        Or<(Changed<LinearVelocity>, Changed<AngularVelocity>)>,
+    >,
+) {
+    for (entity, mut v, mut w) in &mut bodies {
+        if !v.0.is_finite() || !w.0.is_finite() {
+            warn!("{entity}: non-finite velocity; reset to zero");
+            v.0 = Vector::ZERO;
+            w.0 = Vector::ZERO;
+        }
+    }
+}

@@ -10,6 +10,7 @@
 //! kinematic body, by sharing a joint or constraint with an awake body, or by the user changing
 //! its velocity, position, forces, or applying an impulse.
 
+use bevy::ecs::system::SystemChangeTick;
 use bevy::prelude::*;
 
 use super::{
@@ -53,30 +54,34 @@ impl Default for SleepThreshold {
     }
 }
 
-/// Wakes sleeping bodies whose velocity, forces or impulses the user changed.
-#[allow(clippy::type_complexity)]
+/// What the user may change on a sleeping body to wake it.
+type Disturbances = (
+    Entity,
+    Ref<'static, Sleeping>,
+    Ref<'static, LinearVelocity>,
+    Ref<'static, AngularVelocity>,
+    Option<Ref<'static, ConstantForce>>,
+    Option<Ref<'static, ConstantTorque>>,
+    Option<Ref<'static, ExternalImpulse>>,
+    Has<SleepingDisabled>,
+    &'static mut SleepTimer,
+);
+
+/// Wakes sleeping bodies whose velocity, forces or impulses changed after they fell asleep.
 pub(crate) fn wake_on_user_changes(
     mut commands: Commands,
-    mut bodies: Query<
-        (
-            Entity,
-            Ref<LinearVelocity>,
-            Ref<AngularVelocity>,
-            Option<Ref<ConstantForce>>,
-            Option<Ref<ConstantTorque>>,
-            Option<Ref<ExternalImpulse>>,
-            Has<SleepingDisabled>,
-            &mut SleepTimer,
-        ),
-        With<Sleeping>,
-    >,
+    mut bodies: Query<Disturbances>,
+    ticks: SystemChangeTick,
 ) {
-    let touched = |changed: bool, added: bool| changed && !added;
-    for (entity, v, w, force, torque, impulse, disabled, mut timer) in &mut bodies {
-        let disturbed = touched(v.is_changed(), v.is_added())
-            || touched(w.is_changed(), w.is_added())
-            || force.is_some_and(|f| f.is_changed() && f.0 != Vec3::ZERO)
-            || torque.is_some_and(|t| t.is_changed() && t.0 != Vec3::ZERO)
+    for (entity, sleeping, v, w, force, torque, impulse, disabled, mut timer) in &mut bodies {
+        // Only changes made after `Sleeping` was inserted count: the step that put the body
+        // to sleep wrote its velocity too.
+        let since_asleep =
+            |tick: bevy::ecs::change_detection::Tick| tick.is_newer_than(sleeping.added(), ticks.this_run());
+        let disturbed = since_asleep(v.last_changed())
+            || since_asleep(w.last_changed())
+            || force.is_some_and(|f| since_asleep(f.last_changed()) && f.0 != Vec3::ZERO)
+            || torque.is_some_and(|t| since_asleep(t.last_changed()) && t.0 != Vec3::ZERO)
             || impulse.is_some_and(|i| !i.is_zero())
             || disabled;
         if disturbed {
@@ -136,19 +141,21 @@ impl Islands {
     }
 }
 
+/// What the sleeping stage reads and writes per body.
+type SleepData = (
+    Entity,
+    &'static RigidBody,
+    &'static mut LinearVelocity,
+    &'static mut AngularVelocity,
+    &'static mut SleepTimer,
+    Has<Sleeping>,
+    Has<SleepingDisabled>,
+);
+
 /// Advances sleep timers, builds islands, and puts islands to sleep or wakes them.
-#[allow(clippy::type_complexity)]
 pub(crate) fn update_sleeping(
     mut commands: Commands,
-    mut bodies: Query<(
-        Entity,
-        &RigidBody,
-        &mut LinearVelocity,
-        &mut AngularVelocity,
-        &mut SleepTimer,
-        Has<Sleeping>,
-        Has<SleepingDisabled>,
-    )>,
+    mut bodies: Query<SleepData>,
     graph: Res<ContactGraph>,
     solver: Res<SolverBodies>,
     threshold: Res<SleepThreshold>,
@@ -183,6 +190,11 @@ pub(crate) fn update_sleeping(
             (Some(a), None) if moving_kinematic(&bodies, pair.body2) => islands.keep_awake.push(a),
             (None, Some(b)) if moving_kinematic(&bodies, pair.body1) => islands.keep_awake.push(b),
             _ => {}
+        }
+    }
+    for &body in &graph.lost_support {
+        if let Some(node) = islands.node(Some(body)) {
+            islands.keep_awake.push(node);
         }
     }
     for &(a, b) in &solver.links {
@@ -232,18 +244,7 @@ pub(crate) fn update_sleeping(
     }
 }
 
-fn moving_kinematic(
-    bodies: &Query<(
-        Entity,
-        &RigidBody,
-        &mut LinearVelocity,
-        &mut AngularVelocity,
-        &mut SleepTimer,
-        Has<Sleeping>,
-        Has<SleepingDisabled>,
-    )>,
-    body: Option<Entity>,
-) -> bool {
+fn moving_kinematic(bodies: &Query<SleepData>, body: Option<Entity>) -> bool {
     body.and_then(|b| bodies.get(b).ok())
         .is_some_and(|(_, rb, v, w, ..)| rb.is_kinematic() && (v.0 != Vec3::ZERO || w.0 != Vec3::ZERO))
 }

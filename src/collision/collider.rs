@@ -75,12 +75,16 @@ impl Collider {
     }
 
     /// The convex hull of `points`, or `None` if the points are degenerate (fewer than four,
-    /// coplanar, or not finite).
+    /// coplanar or collinear, or not finite).
     pub fn convex_hull(points: Vec<Vector>) -> Option<Self> {
         if points.iter().any(|p| !p.is_finite()) {
             return None;
         }
-        SharedShape::convex_hull(&points).map(Into::into)
+        let shape = SharedShape::convex_hull(&points)?;
+        // A flat hull has no volume: it cannot carry mass and parry treats it poorly.
+        let extent = (shape.compute_local_aabb().maxs - shape.compute_local_aabb().mins).max_element();
+        let volume = shape.mass_properties(1.0).mass();
+        (volume > 1e-6 * extent * extent * extent).then(|| shape.into())
     }
 
     /// A triangle mesh. An invalid mesh (no triangles, out-of-range indices) gives a collider

@@ -34,17 +34,19 @@ pub struct CollisionEnd {
     pub body2: Option<Entity>,
 }
 
-/// Accumulated impulses of one contact point, carried between steps for warm starting.
+/// Friction impulses of one contact manifold over the last step, carried over for warm
+/// starting. Friction acts on the manifold as a whole, at the centre of its points.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct ContactImpulse {
-    /// Normal impulse, N·s (≥ 0).
-    pub normal: Scalar,
-    /// Friction impulses along the two tangent directions, N·s.
+pub struct FrictionImpulse {
+    /// Along the two tangent directions, N·s.
     pub tangent: [Scalar; 2],
+    /// About the normal, N·m·s.
+    pub twist: Scalar,
 }
 
-/// A contact manifold as parry produces it, with per-point impulses.
-pub(crate) type Manifold = ContactManifold<(), ContactImpulse>;
+/// A contact manifold as parry produces it: per-manifold friction impulses and, per point,
+/// the normal impulse of the last step (N·s).
+pub(crate) type Manifold = ContactManifold<FrictionImpulse, Scalar>;
 
 /// One contact point in world space, as reported by [`ContactPair::points`].
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -55,7 +57,8 @@ pub struct ContactPoint {
     pub normal: Vector,
     /// Signed distance between the surfaces: negative when penetrating.
     pub separation: Scalar,
-    /// Normal impulse applied at this point during the last step, N·s.
+    /// Normal impulse applied at this point during the last step, N·s (divide by the step
+    /// length for the force).
     pub normal_impulse: Scalar,
 }
 
@@ -106,7 +109,7 @@ impl ContactPair {
                     point: (p1 + p2) * 0.5,
                     normal,
                     separation: c.dist,
-                    normal_impulse: c.data.normal,
+                    normal_impulse: c.data,
                 }
             })
         })
@@ -117,7 +120,15 @@ impl ContactPair {
         self.manifolds
             .iter()
             .flat_map(|m| m.points.iter())
-            .map(|c| c.data.normal)
+            .map(|c| c.data)
+            .sum()
+    }
+
+    /// The friction impulse summed over the manifolds during the last step, N·s.
+    pub fn total_friction_impulse(&self) -> Scalar {
+        self.manifolds
+            .iter()
+            .map(|m| (m.data.tangent[0].powi(2) + m.data.tangent[1].powi(2)).sqrt())
             .sum()
     }
 
@@ -141,6 +152,8 @@ pub struct ContactGraph {
     pub(crate) pairs: Vec<ContactPair>,
     /// The previous step's storage, kept to reuse its allocation.
     pub(crate) spare: Vec<ContactPair>,
+    /// Bodies of touching pairs that ended this step (woken if asleep).
+    pub(crate) lost_support: Vec<Entity>,
 }
 
 /// Reads the current contacts.

@@ -9,7 +9,7 @@ pub use collider::{
     CoefficientCombine, Collider, ColliderOf, CollisionLayers, Friction, Restitution, Sensor,
 };
 pub use contacts::{
-    CollisionEnd, CollisionStart, Collisions, ContactGraph, ContactImpulse, ContactPair,
+    CollisionEnd, CollisionStart, Collisions, ContactGraph, ContactPair, FrictionImpulse,
     ContactPoint,
 };
 

@@ -3,8 +3,9 @@
 //! Pairs persist across steps in [`ContactGraph`], sorted by collider entities, so this step's
 //! sorted broad-phase pairs are merged with last step's in one pass. Each pair keeps its parry
 //! manifolds and workspace; parry's manifold generators match new contact points to old ones by
-//! feature id (`ContactManifold::match_contacts`), carrying each point's [`ContactImpulse`]
-//! across so the solver can warm-start. Pairs whose bodies are both asleep or static keep their
+//! feature id (`ContactManifold::match_contacts`), carrying each point's normal impulse across
+//! (and each manifold's [`FrictionImpulse`](super::FrictionImpulse)) so the solver can
+//! warm-start. Pairs whose bodies are both asleep or static keep their
 //! manifolds untouched and cost nothing.
 
 use bevy::ecs::entity::EntityHashSet;
@@ -25,6 +26,7 @@ pub(crate) fn update_contacts(
     mut warned: Local<EntityHashSet>,
 ) {
     let graph = &mut *graph;
+    graph.lost_support.clear();
     let mut old = std::mem::take(&mut graph.pairs);
     let mut next = std::mem::take(&mut graph.spare);
     next.clear();
@@ -33,7 +35,7 @@ pub(crate) fn update_contacts(
         let (p1, p2) = (&broad.proxies[a as usize], &broad.proxies[b as usize]);
         let key = (p1.entity, p2.entity);
         while let Some(stale) = old_pairs.next_if(|o| o.key() < key) {
-            end_pair(&stale, &mut ended);
+            end_pair(&stale, &mut ended, &mut graph.lost_support);
         }
         let mut pair = match old_pairs.next_if(|o| o.key() == key) {
             Some(pair) => pair,
@@ -43,7 +45,7 @@ pub(crate) fn update_contacts(
         next.push(pair);
     }
     for stale in old_pairs {
-        end_pair(&stale, &mut ended);
+        end_pair(&stale, &mut ended, &mut graph.lost_support);
     }
     graph.spare = old;
 
@@ -85,9 +87,13 @@ pub(crate) fn send_collision_ended(graph: Res<ContactGraph>, mut ended: MessageW
     }
 }
 
-fn end_pair(pair: &ContactPair, ended: &mut MessageWriter<CollisionEnd>) {
+/// A pair that left the broad phase (moved apart or despawned): report it, and remember its
+/// bodies so that sleeping ones wake instead of floating where their support was.
+fn end_pair(pair: &ContactPair, ended: &mut MessageWriter<CollisionEnd>, lost: &mut Vec<Entity>) {
     if pair.touching {
         end_pair_always(pair, ended);
+        lost.extend(pair.body1);
+        lost.extend(pair.body2);
     }
 }
 
@@ -149,6 +155,14 @@ fn update_pair(
         return Ok(());
     }
     let prediction = prediction_distance(p1, p2, margin);
+    // parry keeps a manifold whose relative rotation changed by under 1° and only updates its
+    // distances, with the normal frozen in collider 1's frame: a rolling body then tilts its
+    // own contact normal and pushes itself along. A zero `local_n2` fails that shortcut, so
+    // manifolds are rebuilt (and their points matched by feature id) every step, while
+    // `local_n1` still seeds the support search.
+    for manifold in &mut pair.manifolds {
+        manifold.local_n2 = bevy::math::Vec3::ZERO;
+    }
     let result = DefaultQueryDispatcher.contact_manifolds(
         &pos12,
         &*p1.shape,
@@ -162,7 +176,7 @@ fn update_pair(
         pair.touching = false;
         return Err(());
     }
-    pair.manifolds.retain(|m| !m.points.is_empty());
+    // Empty manifolds stay: parry's mesh pairs keep one manifold per triangle, by index.
     pair.touching = pair
         .manifolds
         .iter()

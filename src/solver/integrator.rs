@@ -2,7 +2,8 @@
 //!
 //! Velocities first (gravity, constant forces, damping), then positions from the new
 //! velocities. Rotations use the first-order quaternion update, renormalised. Damping uses the
-//! implicit form `v / (1 + h c)` (as Box2D does), which is stable for any coefficient.
+//! implicit form `v / (1 + h c)` on the previous velocity (as Box2D does), which is stable for
+//! any coefficient and leaves the weight of a resting body unchanged.
 
 use bevy::prelude::*;
 
@@ -17,10 +18,12 @@ pub(crate) fn integrate_velocities(mut solver: ResMut<SolverBodies>, time: Res<P
         if body.inverse_mass == 0.0 {
             continue;
         }
-        body.linear_velocity += body.linear_acceleration * h;
-        body.angular_velocity += body.angular_acceleration * h;
+        // Damping acts on the velocity the body had, not on this substep's gravity: a body
+        // held at rest must still weigh m g.
         body.linear_velocity *= 1.0 / (1.0 + h * body.linear_damping);
         body.angular_velocity *= 1.0 / (1.0 + h * body.angular_damping);
+        body.linear_velocity += body.linear_acceleration * h;
+        body.angular_velocity += body.angular_acceleration * h;
     }
 }
 
@@ -32,6 +35,9 @@ pub(crate) fn integrate_positions(mut solver: ResMut<SolverBodies>, time: Res<Ph
         if !body.rb.is_static() {
             body.accumulated_translation += body.linear_velocity * h;
             body.rotation = integrate_rotation(body.rotation, body.angular_velocity * h);
+        }
+        if body.is_dynamic() {
+            body.substep_inverse_inertia = body.world_inv_inertia_now();
         }
         body.pre_xpbd_center = body.current_center_of_mass();
         body.pre_xpbd_rotation = body.rotation;

@@ -6,7 +6,6 @@
 //! bodies named by joints and user constraints get a slot of their own, appended when the
 //! constraint is prepared, so the XPBD code can treat every participant the same way.
 
-use bevy::ecs::entity::EntityHashSet;
 use bevy::prelude::*;
 
 use crate::body::{
@@ -38,6 +37,8 @@ pub struct RigidBodyQueryItem {
     pub rotation: Quaternion,
     /// World inverse inertia at the step's starting rotation, with locked axes removed.
     pub(crate) step_inverse_inertia: Matrix3,
+    /// World inverse inertia at the rotation the XPBD sets of this substep start from.
+    pub(crate) substep_inverse_inertia: Matrix3,
     /// 1 on free translation axes, 0 on locked ones.
     pub(crate) translation_mask: Vector,
     /// The body entity.
@@ -78,6 +79,7 @@ impl RigidBodyQueryItem {
             accumulated_translation: Vector::ZERO,
             rotation,
             step_inverse_inertia: Matrix3::ZERO,
+            substep_inverse_inertia: Matrix3::ZERO,
             translation_mask: Vector::ZERO,
             entity,
             rb,
@@ -116,8 +118,15 @@ impl RigidBodyQueryItem {
         self.inverse_mass * self.translation_mask
     }
 
-    /// World inverse inertia at the current rotation, with locked rotation axes removed.
+    /// World inverse inertia, with locked rotation axes removed, at the rotation the body had
+    /// when this substep's constraint solve began (rotations within one substep are small; see
+    /// [`world_inv_inertia_now`](Self::world_inv_inertia_now) for the exact value).
     pub fn effective_world_inv_inertia(&self) -> Matrix3 {
+        self.substep_inverse_inertia
+    }
+
+    /// World inverse inertia at the current rotation, with locked rotation axes removed.
+    pub fn world_inv_inertia_now(&self) -> Matrix3 {
         if self.inverse_mass == 0.0 {
             return Matrix3::ZERO;
         }
@@ -125,6 +134,15 @@ impl RigidBodyQueryItem {
             rotate_inertia(self.local_inverse_inertia, self.rotation),
             self.locked_axes,
         )
+    }
+
+    /// The rotation since the start of the step as a small-angle rotation vector
+    /// (`2 · vector part` of the delta quaternion).
+    #[inline]
+    pub(crate) fn turned_since_start(&self) -> Vector {
+        let dq = self.rotation * self.start_rotation.conjugate();
+        let sign = if dq.w < 0.0 { -2.0 } else { 2.0 };
+        sign * Vector::new(dq.x, dq.y, dq.z)
     }
 
     /// Velocity of the world point at offset `r` from the centre of mass.
@@ -222,8 +240,8 @@ pub(crate) type BodyGatherData = (
     &'static RigidBody,
     &'static Position,
     &'static Rotation,
-    &'static mut LinearVelocity,
-    &'static mut AngularVelocity,
+    &'static LinearVelocity,
+    &'static AngularVelocity,
     &'static ComputedMass,
     Option<&'static LockedAxes>,
     Option<&'static GravityScale>,
@@ -240,21 +258,13 @@ pub(crate) fn prepare_solver_bodies(
     mut solver: ResMut<SolverBodies>,
     mut bodies: Query<BodyGatherData, Without<Sleeping>>,
     gravity: Res<Gravity>,
-    mut warned: Local<EntityHashSet>,
 ) {
     solver.clear();
-    for (entity, rb, position, rotation, mut v, mut w, mass, locked, gravity_scale, lin_damp, ang_damp, force, torque, impulse) in
+    for (entity, rb, position, rotation, v, w, mass, locked, gravity_scale, lin_damp, ang_damp, force, torque, impulse) in
         &mut bodies
     {
         if rb.is_static() {
             continue;
-        }
-        if !v.0.is_finite() || !w.0.is_finite() {
-            if warned.insert(entity) {
-                warn!("{entity}: non-finite velocity; reset to zero");
-            }
-            v.0 = Vector::ZERO;
-            w.0 = Vector::ZERO;
         }
         let mut body = RigidBodyQueryItem::fixed(
             entity,
@@ -272,7 +282,8 @@ pub(crate) fn prepare_solver_bodies(
             body.inverse_mass = mass.inverse_mass;
             body.local_inverse_inertia = mass.local_inverse_inertia;
             body.translation_mask = locked.translation_mask();
-            body.step_inverse_inertia = body.effective_world_inv_inertia();
+            body.step_inverse_inertia = body.world_inv_inertia_now();
+            body.substep_inverse_inertia = body.step_inverse_inertia;
             let g = gravity.0 * gravity_scale.map_or(1.0, |g| g.0);
             let f = force.map_or(Vector::ZERO, |f| f.0);
             let t = torque.map_or(Vector::ZERO, |t| t.0);

@@ -64,6 +64,7 @@ impl XpbdConstraint<2> for DistanceJoint {
     }
 
     fn clear_lagrange_multipliers(&mut self) {
+        self.base.begin_substep();
         self.lagrange = 0.0;
     }
 
@@ -74,8 +75,7 @@ impl XpbdConstraint<2> for DistanceJoint {
         let mut solve = JointSolve::new(dt);
         let base = self.base;
         let (min, max) = *self.limits.get_or_insert_with(|| {
-            let anchors = Anchors::new(&base, b1, b2);
-            let length = (anchors.p1 - anchors.p2).length();
+            let length = Anchors::distance_at_step_start(&base, b1, b2);
             (length, length)
         });
         let anchors = Anchors::new(&base, b1, b2);

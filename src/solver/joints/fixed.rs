@@ -3,7 +3,7 @@
 use bevy::prelude::*;
 
 use super::{Anchors, JointBase, JointSolve, impl_joint};
-use crate::math::{Quaternion, Scalar, rotation_vector};
+use crate::math::{Quaternion, Scalar, Vector, rotation_vector};
 use crate::solver::RigidBodyQueryItem;
 use crate::solver::xpbd::XpbdConstraint;
 
@@ -22,8 +22,8 @@ pub struct FixedJoint {
     base: JointBase,
     /// Body 2's rotation relative to body 1 that the joint holds.
     relative_rotation: Option<Quaternion>,
-    position_lagrange: Scalar,
-    angle_lagrange: Scalar,
+    position_lagrange: Vector,
+    angle_lagrange: Vector,
 }
 
 impl_joint!(FixedJoint);
@@ -34,8 +34,8 @@ impl FixedJoint {
         Self {
             base: JointBase::new(entity1, entity2),
             relative_rotation: None,
-            position_lagrange: 0.0,
-            angle_lagrange: 0.0,
+            position_lagrange: Vector::ZERO,
+            angle_lagrange: Vector::ZERO,
         }
     }
 
@@ -53,8 +53,9 @@ impl XpbdConstraint<2> for FixedJoint {
     }
 
     fn clear_lagrange_multipliers(&mut self) {
-        self.position_lagrange = 0.0;
-        self.angle_lagrange = 0.0;
+        self.base.begin_substep();
+        self.position_lagrange = Vector::ZERO;
+        self.angle_lagrange = Vector::ZERO;
     }
 
     fn solve(&mut self, [b1, b2]: [&mut RigidBodyQueryItem; 2], dt: Scalar) {
@@ -64,12 +65,12 @@ impl XpbdConstraint<2> for FixedJoint {
         let mut solve = JointSolve::new(dt);
         let relative = *self
             .relative_rotation
-            .get_or_insert(b1.rotation.inverse() * b2.rotation);
+            .get_or_insert(b1.start_rotation.inverse() * b2.start_rotation);
         let compliance = self.base.compliance;
         let error = rotation_vector((b1.rotation * relative) * b2.rotation.inverse());
-        solve.angle(b1, b2, error, &mut self.angle_lagrange, compliance);
+        solve.orientation(b1, b2, error, &mut self.angle_lagrange, compliance);
         let anchors = Anchors::coincide(&self.base, b1, b2);
-        solve.position(b1, b2, anchors, &mut self.position_lagrange, compliance);
+        solve.point(b1, b2, anchors, &mut self.position_lagrange, compliance);
         solve.finish(&mut self.base, b1, b2);
     }
 }

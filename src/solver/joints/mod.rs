@@ -39,7 +39,7 @@ use bevy::ecs::entity::{EntityMapper, MapEntities};
 use bevy::prelude::*;
 
 use super::RigidBodyQueryItem;
-use super::xpbd::{ConstraintDisabled, ConstraintSolver, XpbdConstraint};
+use super::xpbd::{ConstraintDisabled, ConstraintSolver, XpbdConstraint, XpbdIterations};
 use super::SolverBodies;
 use crate::PhysicsStepTime;
 use super::xpbd::{
@@ -47,7 +47,7 @@ use super::xpbd::{
     positional_inverse_mass,
 };
 use crate::collision::broad_phase::CollisionExclusions;
-use crate::math::{Scalar, Vector};
+use crate::math::{Matrix3, Scalar, Vector};
 use crate::schedule::{PhysicsSchedule, PhysicsStepSet, SubstepSchedule, SubstepSolverSet};
 
 /// What every joint has: its bodies, anchors, compliance, damping, break force and state.
@@ -75,6 +75,9 @@ pub struct JointBase {
     force: Vector,
     torque: Vector,
     broken: bool,
+    /// Whether this substep's velocity damping was applied (damping runs once per substep,
+    /// however many passes the solver makes).
+    damped: bool,
 }
 
 impl JointBase {
@@ -92,7 +95,19 @@ impl JointBase {
             force: Vector::ZERO,
             torque: Vector::ZERO,
             broken: false,
+            damped: false,
         }
+    }
+
+    /// Starts a new substep: forgets the last substep's force, torque and damping. A broken
+    /// joint keeps the force that broke it.
+    pub(crate) fn begin_substep(&mut self) {
+        if self.broken {
+            return;
+        }
+        self.force = Vector::ZERO;
+        self.torque = Vector::ZERO;
+        self.damped = false;
     }
 
     /// True once the joint has broken.
@@ -143,8 +158,8 @@ pub trait Joint: Component<Mutability = Mutable> + XpbdConstraint<2> + Sized {
         self.base_mut().collide_connected = collide;
         self
     }
-    /// The force the joint applied to the second body during the last substep, N (the first
-    /// body received the opposite).
+    /// The force the joint applied to the second body during the last substep (all solver
+    /// passes together), N; the first body received the opposite.
     fn force(&self) -> Vector {
         self.base().force
     }
@@ -174,6 +189,7 @@ pub(crate) struct JointPlugin;
 impl Plugin for JointPlugin {
     fn build(&self, app: &mut App) {
         app.add_message::<JointBroken>()
+            .init_resource::<XpbdIterations>()
             .add_systems(
                 SubstepSchedule,
                 solve_joints.in_set(SubstepSolverSet::SolveXpbdConstraints),
@@ -214,6 +230,7 @@ fn solve_joints(
     mut distance: ConstraintSolver<DistanceJoint, 2>,
     mut solver: ResMut<SolverBodies>,
     time: Res<PhysicsStepTime>,
+    iterations: Res<XpbdIterations>,
 ) {
     let (solver, step, h) = (&mut *solver, time.step_count, time.substep_delta);
     fixed.prepare(solver, step);
@@ -221,11 +238,13 @@ fn solve_joints(
     revolute.prepare(solver, step);
     spherical.prepare(solver, step);
     distance.prepare(solver, step);
-    fixed.solve(solver, h);
-    prismatic.solve(solver, h);
-    revolute.solve(solver, h);
-    spherical.solve(solver, h);
-    distance.solve(solver, h);
+    for _ in 0..iterations.0.max(1) {
+        fixed.solve(solver, h);
+        prismatic.solve(solver, h);
+        revolute.solve(solver, h);
+        spherical.solve(solver, h);
+        distance.solve(solver, h);
+    }
 }
 
 fn clear_exclusions(mut exclusions: ResMut<CollisionExclusions>) {
@@ -288,6 +307,17 @@ impl Anchors {
         (anchors, delta)
     }
 
+    /// The distance between the anchors at the start of the step: what joints that adopt
+    /// their initial configuration measure (before any integration of the step).
+    pub(crate) fn distance_at_step_start(
+        base: &JointBase,
+        b1: &RigidBodyQueryItem,
+        b2: &RigidBodyQueryItem,
+    ) -> Scalar {
+        let anchor = |b: &RigidBodyQueryItem, local: Vector| b.position + b.start_rotation * local;
+        (anchor(b1, base.local_anchor1) - anchor(b2, base.local_anchor2)).length()
+    }
+
     pub(crate) fn new(base: &JointBase, b1: &RigidBodyQueryItem, b2: &RigidBodyQueryItem) -> Self {
         let r1 = b1.rotation * (base.local_anchor1 - b1.center_of_mass);
         let r2 = b2.rotation * (base.local_anchor2 - b2.center_of_mass);
@@ -318,8 +348,66 @@ impl JointSolve {
         }
     }
 
+    /// Joins the anchors, solving all three directions at once: with the 3×3 generalized
+    /// inverse mass `K = K₁ + K₂`, `Kᵢ = wᵢ I − [rᵢ]× Iᵢ⁻¹ [rᵢ]×`, the vector multiplier update
+    /// is `Δλ = −(K + α̃ I)⁻¹ (C + α̃ λ)`. An anchor away from the centre of mass makes `K`
+    /// strongly direction-dependent, and a one-dimensional solve along the error would then
+    /// need several passes to close even a single joint.
+    pub(crate) fn point(
+        &mut self,
+        b1: &mut RigidBodyQueryItem,
+        b2: &mut RigidBodyQueryItem,
+        (anchors, delta): (Anchors, Vector),
+        lagrange: &mut Vector,
+        compliance: Scalar,
+    ) {
+        let tilde = compliance / (self.h * self.h);
+        let k = point_inverse_mass(b1, anchors.r1) + point_inverse_mass(b2, anchors.r2)
+            + Matrix3::from_diagonal(Vector::splat(tilde));
+        let det = k.determinant();
+        if det.abs() <= Scalar::EPSILON || !det.is_finite() {
+            return;
+        }
+        let p = -(k.inverse() * (delta + tilde * *lagrange));
+        *lagrange += p;
+        apply_position_impulse(b1, p, anchors.r1);
+        apply_position_impulse(b2, -p, anchors.r2);
+        self.force -= p / (self.h * self.h);
+    }
+
+    /// Turns the bodies by the full rotation vector `rotation` (body 1 turned past body 2),
+    /// solving all three axes at once with `K = I₁⁻¹ + I₂⁻¹`, as [`point`](Self::point) does
+    /// for positions.
+    pub(crate) fn orientation(
+        &mut self,
+        b1: &mut RigidBodyQueryItem,
+        b2: &mut RigidBodyQueryItem,
+        rotation: Vector,
+        lagrange: &mut Vector,
+        compliance: Scalar,
+    ) {
+        let tilde = compliance / (self.h * self.h);
+        let inertia = |b: &RigidBodyQueryItem| {
+            if b.is_dynamic() { b.effective_world_inv_inertia() } else { Matrix3::ZERO }
+        };
+        let k = inertia(b1) + inertia(b2) + Matrix3::from_diagonal(Vector::splat(tilde));
+        let det = k.determinant();
+        if det.abs() <= Scalar::EPSILON || !det.is_finite() {
+            // Locked rotation axes make K singular: fall back to the one-axis solve.
+            let mut scalar = lagrange.dot(rotation.normalize_or_zero());
+            let p = self.angle_clamped(b1, b2, rotation, &mut scalar, compliance, Scalar::INFINITY);
+            *lagrange += p;
+            return;
+        }
+        let p = -(k.inverse() * (rotation + tilde * *lagrange));
+        *lagrange += p;
+        apply_angular_impulse(b1, p);
+        apply_angular_impulse(b2, -p);
+        self.torque -= p / (self.h * self.h);
+    }
+
     /// Drives `delta` (how far anchor 1 is past where it should be, relative to anchor 2) to
-    /// zero with the given compliance.
+    /// zero with the given compliance, along `delta` only.
     pub(crate) fn position(
         &mut self,
         b1: &mut RigidBodyQueryItem,
@@ -416,63 +504,20 @@ impl JointSolve {
         }
     }
 
-    /// Changes the relative speed `(ω₂ − ω₁)·axis` towards `target`, with an angular impulse
-    /// of at most `max_torque h`.
-    pub(crate) fn drive_angular_velocity(
-        &mut self,
-        b1: &mut RigidBodyQueryItem,
-        b2: &mut RigidBodyQueryItem,
-        axis: Vector,
-        target: Scalar,
-        max_torque: Scalar,
-    ) {
-        let w = angular_inverse_mass(b1, axis) + angular_inverse_mass(b2, axis);
-        if w <= 0.0 {
-            return;
-        }
-        let speed = (b2.angular_velocity - b1.angular_velocity).dot(axis);
-        let limit = max_torque * self.h;
-        let impulse = ((target - speed) / w).clamp(-limit, limit);
-        b1.angular_velocity -= b1.effective_world_inv_inertia() * axis * impulse;
-        b2.angular_velocity += b2.effective_world_inv_inertia() * axis * impulse;
-        self.torque += axis * impulse / self.h;
-    }
-
-    /// Changes the anchors' relative speed along `axis` towards `target`, with an impulse of
-    /// at most `max_force h`.
-    pub(crate) fn drive_linear_velocity(
-        &mut self,
-        b1: &mut RigidBodyQueryItem,
-        b2: &mut RigidBodyQueryItem,
-        anchors: &Anchors,
-        axis: Vector,
-        target: Scalar,
-        max_force: Scalar,
-    ) {
-        let w = positional_inverse_mass(b1, anchors.r1, axis)
-            + positional_inverse_mass(b2, anchors.r2, axis);
-        if w <= 0.0 {
-            return;
-        }
-        let speed = (b2.velocity_at(anchors.r2) - b1.velocity_at(anchors.r1)).dot(axis);
-        let limit = max_force * self.h;
-        let impulse = ((target - speed) / w).clamp(-limit, limit);
-        add_velocity_impulse(b1, -axis * impulse, anchors.r1);
-        add_velocity_impulse(b2, axis * impulse, anchors.r2);
-        self.force += axis * impulse / self.h;
-    }
-
-    /// Damps relative velocities and stores the force and torque in `base`, breaking the
-    /// joint if the force exceeds its break force.
+    /// Damps relative velocities (once per substep) and adds this pass's force and torque to
+    /// `base`, breaking the joint if the force exceeds its break force.
     pub(crate) fn finish(
         self,
         base: &mut JointBase,
         b1: &mut RigidBodyQueryItem,
         b2: &mut RigidBodyQueryItem,
     ) {
-        damp(base, b1, b2, &Anchors::new(base, b1, b2), self.h);
-        base.force = self.force;
-        base.torque = self.torque;
+        if !base.damped {
+            base.damped = true;
+            damp(base, b1, b2, &Anchors::new(base, b1, b2), self.h);
+        }
+        base.force += self.force;
+        base.torque += self.torque;
         if base.break_force.is_some_and(|max| base.force.length() > max) {
             base.broken = true;
         }
@@ -492,6 +537,26 @@ fn clamped_update(
     let change = new - *lagrange;
     *lagrange = new;
     change
+}
+
+/// The 3×3 generalized inverse mass `w I − [r]× I⁻¹ [r]×` of a body pushed at offset `r`
+/// (locked axes removed; zero for non-dynamic bodies).
+fn point_inverse_mass(body: &RigidBodyQueryItem, r: Vector) -> Matrix3 {
+    if !body.is_dynamic() {
+        return Matrix3::ZERO;
+    }
+    let skew = Matrix3::from_cols(
+        Vector::new(0.0, r.z, -r.y),
+        Vector::new(-r.z, 0.0, r.x),
+        Vector::new(r.y, -r.x, 0.0),
+    );
+    Matrix3::from_diagonal(body.effective_inverse_mass()) - skew * body.effective_world_inv_inertia() * skew
+}
+
+/// `angle` wrapped into `(-π, π]`.
+pub(crate) fn wrap_angle(angle: Scalar) -> Scalar {
+    use std::f32::consts::{PI, TAU};
+    angle - TAU * ((angle + PI) / TAU).floor()
 }
 
 /// The angle from `a` to `b` about `axis`, in `(-π, π]`.
@@ -566,6 +631,12 @@ pub(crate) fn add_velocity_impulse(body: &mut RigidBodyQueryItem, p: Vector, r: 
 }
 
 /// A joint motor: drives a revolute joint's angle or a prismatic joint's position.
+///
+/// Both kinds work at the position level, as XPBD prescribes: a speed target asks the joint
+/// to advance by `(target − current speed) · h` from where integration left it during each
+/// substep, so that the velocity projection ends the substep at the target speed; a position
+/// target is a compliant constraint on the angle or position. Either way the multiplier is
+/// clamped so the force stays within `max_force`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct JointMotor {
     /// What the motor drives towards.

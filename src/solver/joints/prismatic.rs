@@ -31,7 +31,7 @@ pub struct PrismaticJoint {
     relative_rotation: Option<Quaternion>,
     position: Scalar,
     perpendicular_lagrange: Scalar,
-    angle_lagrange: Scalar,
+    angle_lagrange: Vector,
     limit_lagrange: Scalar,
     motor_lagrange: Scalar,
 }
@@ -49,7 +49,7 @@ impl PrismaticJoint {
             relative_rotation: None,
             position: 0.0,
             perpendicular_lagrange: 0.0,
-            angle_lagrange: 0.0,
+            angle_lagrange: Vector::ZERO,
             limit_lagrange: 0.0,
             motor_lagrange: 0.0,
         }
@@ -90,8 +90,9 @@ impl XpbdConstraint<2> for PrismaticJoint {
     }
 
     fn clear_lagrange_multipliers(&mut self) {
+        self.base.begin_substep();
         self.perpendicular_lagrange = 0.0;
-        self.angle_lagrange = 0.0;
+        self.angle_lagrange = Vector::ZERO;
         self.limit_lagrange = 0.0;
         self.motor_lagrange = 0.0;
     }
@@ -104,9 +105,9 @@ impl XpbdConstraint<2> for PrismaticJoint {
         let compliance = self.base.compliance;
         let relative = *self
             .relative_rotation
-            .get_or_insert(b1.rotation.inverse() * b2.rotation);
+            .get_or_insert(b1.start_rotation.inverse() * b2.start_rotation);
         let error = rotation_vector((b1.rotation * relative) * b2.rotation.inverse());
-        solve.angle(b1, b2, error, &mut self.angle_lagrange, compliance);
+        solve.orientation(b1, b2, error, &mut self.angle_lagrange, compliance);
         let axis = b1.rotation * self.free_axis;
         let anchors = Anchors::new(&self.base, b1, b2);
         let offset = anchors.p1 - anchors.p2;
@@ -120,19 +121,24 @@ impl XpbdConstraint<2> for PrismaticJoint {
             let excess = (self.position.clamp(min, max) - self.position) * axis;
             solve.position_clamped(b1, b2, &anchors, excess, &mut self.limit_lagrange, compliance, Scalar::INFINITY);
         }
-        match self.motor.map(|m| (m.target, m.max_force)) {
-            Some((MotorTarget::Position { target, compliance }, max_force)) => {
-                let anchors = Anchors::new(&self.base, b1, b2);
-                let position = (anchors.p2 - anchors.p1).dot(axis);
-                let excess = (target - position) * axis;
-                let max = max_force * dt * dt;
-                solve.position_clamped(b1, b2, &anchors, excess, &mut self.motor_lagrange, compliance, max);
-            }
-            Some((MotorTarget::Velocity(speed), max_force)) => {
-                let anchors = Anchors::new(&self.base, b1, b2);
-                solve.drive_linear_velocity(b1, b2, &anchors, axis, speed, max_force);
-            }
-            None => {}
+        if let Some(motor) = self.motor {
+            let anchors = Anchors::new(&self.base, b1, b2);
+            let position = (anchors.p2 - anchors.p1).dot(axis);
+            let (excess, compliance) = match motor.target {
+                MotorTarget::Position { target, compliance } => (position - target, compliance),
+                MotorTarget::Velocity(speed) => {
+                    // Slid so far this substep, against what the target speed asks for.
+                    let anchor = |b: &RigidBodyQueryItem, local: Vector| {
+                        b.pre_xpbd_center + b.pre_xpbd_rotation * (local - b.center_of_mass)
+                    };
+                    let before = (anchor(b2, self.base.local_anchor2) - anchor(b1, self.base.local_anchor1))
+                        .dot(b1.pre_xpbd_rotation * self.free_axis);
+                    let speed_now = (b2.velocity_at(anchors.r2) - b1.velocity_at(anchors.r1)).dot(axis);
+                    (position - before - (speed - speed_now) * dt, 0.0)
+                }
+            };
+            let max = motor.max_force * dt * dt;
+            solve.position_clamped(b1, b2, &anchors, -excess * axis, &mut self.motor_lagrange, compliance, max);
         }
         solve.finish(&mut self.base, b1, b2);
     }

@@ -3,8 +3,8 @@
 use bevy::prelude::*;
 
 use super::{
-    Anchors, JointBase, JointMotor, JointSolve, MotorTarget, impl_joint,
-    rotation_between, signed_angle,
+    Anchors, JointBase, JointMotor, JointSolve, MotorTarget, impl_joint, rotation_between,
+    signed_angle, wrap_angle,
 };
 use crate::math::{Scalar, Vector};
 use crate::solver::RigidBodyQueryItem;
@@ -33,7 +33,7 @@ pub struct RevoluteJoint {
     angle_limits: Option<(Scalar, Scalar)>,
     motor: Option<JointMotor>,
     angle: Scalar,
-    position_lagrange: Scalar,
+    position_lagrange: Vector,
     align_lagrange: Scalar,
     limit_lagrange: Scalar,
     motor_lagrange: Scalar,
@@ -50,7 +50,7 @@ impl RevoluteJoint {
             angle_limits: None,
             motor: None,
             angle: 0.0,
-            position_lagrange: 0.0,
+            position_lagrange: Vector::ZERO,
             align_lagrange: 0.0,
             limit_lagrange: 0.0,
             motor_lagrange: 0.0,
@@ -92,7 +92,8 @@ impl XpbdConstraint<2> for RevoluteJoint {
     }
 
     fn clear_lagrange_multipliers(&mut self) {
-        self.position_lagrange = 0.0;
+        self.base.begin_substep();
+        self.position_lagrange = Vector::ZERO;
         self.align_lagrange = 0.0;
         self.limit_lagrange = 0.0;
         self.motor_lagrange = 0.0;
@@ -115,21 +116,26 @@ impl XpbdConstraint<2> for RevoluteJoint {
         if let Some(limits) = self.angle_limits {
             solve.limit_angle(b1, b2, a1, r1, r2, limits, &mut self.limit_lagrange, compliance);
         }
-        if let Some(motor) = self.motor
-            && let MotorTarget::Position { target, compliance } = motor.target
-        {
+        let anchors = Anchors::coincide(&self.base, b1, b2);
+        solve.point(b1, b2, anchors, &mut self.position_lagrange, compliance);
+        // The motor goes last, so no other part of this pass turns the hinge after it.
+        let a1 = b1.rotation * self.aligned_axis;
+        self.angle = signed_angle(b1.rotation * reference, b2.rotation * reference, a1);
+        if let Some(motor) = self.motor {
+            let (excess, compliance) = match motor.target {
+                MotorTarget::Position { target, compliance } => (wrap_angle(self.angle - target), compliance),
+                MotorTarget::Velocity(speed) => {
+                    // Turned so far this substep, against what the target speed asks for.
+                    let before = (b1.pre_xpbd_rotation * reference, b2.pre_xpbd_rotation * reference);
+                    let angle_before = signed_angle(before.0, before.1, b1.pre_xpbd_rotation * self.aligned_axis);
+                    let speed_now = (b2.angular_velocity - b1.angular_velocity).dot(a1);
+                    (wrap_angle(self.angle - angle_before) - (speed - speed_now) * dt, 0.0)
+                }
+            };
             let max = motor.max_force * dt * dt;
-            let excess = self.angle - target;
             solve.angle_clamped(b1, b2, -excess * a1, &mut self.motor_lagrange, compliance, max);
         }
 
-        let anchors = Anchors::coincide(&self.base, b1, b2);
-        solve.position(b1, b2, anchors, &mut self.position_lagrange, compliance);
-        if let Some(motor) = self.motor
-            && let MotorTarget::Velocity(speed) = motor.target
-        {
-            solve.drive_angular_velocity(b1, b2, b1.rotation * self.aligned_axis, speed, motor.max_force);
-        }
         solve.finish(&mut self.base, b1, b2);
     }
 }

@@ -33,7 +33,7 @@ pub struct SphericalJoint {
     twist_axis: Vector,
     swing_limits: Option<(Scalar, Scalar)>,
     twist_limits: Option<(Scalar, Scalar)>,
-    position_lagrange: Scalar,
+    position_lagrange: Vector,
     swing_lagrange: Scalar,
     twist_lagrange: Scalar,
 }
@@ -49,7 +49,7 @@ impl SphericalJoint {
             twist_axis: Vector::X,
             swing_limits: None,
             twist_limits: None,
-            position_lagrange: 0.0,
+            position_lagrange: Vector::ZERO,
             swing_lagrange: 0.0,
             twist_lagrange: 0.0,
         }
@@ -96,7 +96,8 @@ impl XpbdConstraint<2> for SphericalJoint {
     }
 
     fn clear_lagrange_multipliers(&mut self) {
-        self.position_lagrange = 0.0;
+        self.base.begin_substep();
+        self.position_lagrange = Vector::ZERO;
         self.swing_lagrange = 0.0;
         self.twist_lagrange = 0.0;
     }
@@ -122,7 +123,7 @@ impl XpbdConstraint<2> for SphericalJoint {
             solve.limit_angle(b1, b2, normal, t1, t2, limits, &mut self.twist_lagrange, compliance);
         }
         let anchors = Anchors::coincide(&self.base, b1, b2);
-        solve.position(b1, b2, anchors, &mut self.position_lagrange, compliance);
+        solve.point(b1, b2, anchors, &mut self.position_lagrange, compliance);
         solve.finish(&mut self.base, b1, b2);
     }
 }

@@ -253,16 +253,36 @@ where
 /// constraint with an awake body are woken, and a constraint whose bodies are all static or
 /// asleep is skipped. A constraint naming a missing or non-body entity, or the same entity
 /// twice, is skipped with a warning naming it. Every substep, the multipliers are cleared and
-/// then every constraint is solved.
+/// then every constraint is solved [`XpbdIterations`] times.
 pub fn solve_constraint<C, const ENTITY_COUNT: usize>(
     mut constraints: ConstraintSolver<C, ENTITY_COUNT>,
     mut solver: ResMut<SolverBodies>,
     time: Res<PhysicsStepTime>,
+    iterations: Res<XpbdIterations>,
 ) where
     C: XpbdConstraint<ENTITY_COUNT> + Component<Mutability = Mutable>,
 {
     constraints.prepare(&mut solver, time.step_count);
-    constraints.solve(&mut solver, time.substep_delta);
+    for _ in 0..iterations.0.max(1) {
+        constraints.solve(&mut solver, time.substep_delta);
+    }
+}
+
+/// How many Gauss–Seidel passes over the XPBD constraints (joints and user constraints) each
+/// substep makes. Default 4.
+///
+/// One pass per substep is plain XPBD. A heavy load hanging through many joints (long chains,
+/// joint grids) needs its correction carried through the whole structure every substep, which
+/// one pass only does one joint deep; extra passes cost only the constraint solve, not the
+/// contact solve or integration that extra substeps would repeat. Multipliers accumulate across
+/// the passes of a substep, as in XPBD's iterative form.
+#[derive(Resource, Clone, Copy, Debug, PartialEq, Eq)]
+pub struct XpbdIterations(pub u32);
+
+impl Default for XpbdIterations {
+    fn default() -> Self {
+        Self(4)
+    }
 }
 
 /// Finds (or creates) the dense slot of each body a constraint names.
@@ -310,7 +330,8 @@ fn resolve<const N: usize>(
                 let locked = locked.copied().unwrap_or_default();
                 body.locked_axes = locked;
                 body.translation_mask = locked.translation_mask();
-                body.step_inverse_inertia = body.effective_world_inv_inertia();
+                body.step_inverse_inertia = body.world_inv_inertia_now();
+                body.substep_inverse_inertia = body.step_inverse_inertia;
                 solver.woken.push(e);
             }
             solver.push(body)

@@ -82,7 +82,7 @@ mod projection;
 
 pub use constraint::{
     AngularConstraint, ConstraintDisabled, ConstraintSlots, ConstraintSolver, PositionConstraint,
-    XpbdConstraint, solve_constraint,
+    XpbdConstraint, XpbdIterations, solve_constraint,
 };
 pub(crate) use constraint::{
     angular_inverse_mass, apply_angular_impulse, apply_position_impulse, lagrange_update,
