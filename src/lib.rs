@@ -88,25 +88,25 @@ pub mod prelude {
     pub use crate::body::{
         AngularDamping, AngularVelocity, CenterOfMass, ColliderDensity, ComputedMass,
         ConstantForce, ConstantTorque, ExternalImpulse, GravityScale, LinearDamping,
-        LinearVelocity, LockedAxes, Mass, Position, RigidBody, Rotation, SleepThreshold,
-        Sleeping, SleepingDisabled,
+        LinearVelocity, LockedAxes, Mass, Position, RigidBody, Rotation, SleepThreshold, Sleeping,
+        SleepingDisabled,
     };
     pub use crate::collision::{
-        CoefficientCombine, Collider, ColliderOf, CollisionEnd, CollisionLayers,
-        CollisionStart, Collisions, ContactPair, ContactPoint, Friction, Restitution, Sensor,
+        CoefficientCombine, Collider, ColliderOf, CollisionEnd, CollisionLayers, CollisionStart,
+        Collisions, ContactPair, ContactPoint, Friction, Restitution, Sensor,
     };
     pub use crate::math::{Scalar, Vector};
     pub use crate::schedule::{
-        PhysicsSchedule, PhysicsStepSet, PhysicsStepTime, SolverSet, SubstepCount,
-        SubstepSchedule, SubstepSolverSet,
+        PhysicsSchedule, PhysicsStepSet, PhysicsStepTime, SolverSet, SubstepCount, SubstepSchedule,
+        SubstepSolverSet,
     };
     pub use crate::solver::joints::{
         DistanceJoint, FixedJoint, Joint, JointBroken, JointMotor, MotorTarget, PrismaticJoint,
         RevoluteJoint, SphericalJoint,
     };
     pub use crate::solver::xpbd::{
-        AngularConstraint, ConstraintDisabled, PositionConstraint, XpbdConstraint,
-        XpbdIterations, solve_constraint,
+        AngularConstraint, ConstraintDisabled, PositionConstraint, XpbdConstraint, XpbdIterations,
+        solve_constraint,
     };
     pub use crate::solver::{Gravity, RigidBodyQueryItem, SolverConfig};
     pub use crate::{PhysicsPlugin, PhysicsPlugins};

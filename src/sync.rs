@@ -34,8 +34,8 @@ pub(crate) fn transform_to_position(
     mut warned: Local<EntityHashSet>,
 ) {
     for (entity, transform, mut position, mut rotation, mut sync, sleeping) in &mut bodies {
-        let transform_moved = transform.translation != sync.translation
-            || transform.rotation != sync.rotation;
+        let transform_moved =
+            transform.translation != sync.translation || transform.rotation != sync.rotation;
         let position_moved = position.0 != sync.translation || rotation.0 != sync.rotation;
         if !transform_moved && !position_moved && sync.initialized {
             continue;
@@ -103,7 +103,10 @@ impl Plugin for SyncPlugin {
         app.add_systems(
             PhysicsSchedule,
             (
-                (transform_to_position, crate::body::reject_non_finite_velocities)
+                (
+                    transform_to_position,
+                    crate::body::reject_non_finite_velocities,
+                )
                     .chain()
                     .in_set(PhysicsStepSet::Prepare),
                 position_to_transform.in_set(PhysicsStepSet::Finalize),

@@ -144,7 +144,11 @@ pub(crate) fn update_mass_properties(
         Entity,
         (
             With<crate::RigidBody>,
-            Or<(Added<crate::RigidBody>, Changed<Mass>, Changed<CenterOfMass>)>,
+            Or<(
+                Added<crate::RigidBody>,
+                Changed<Mass>,
+                Changed<CenterOfMass>,
+            )>,
         ),
     >,
     colliders: Query<
@@ -175,14 +179,18 @@ pub(crate) fn update_mass_properties(
             } else {
                 1000.0
             };
-            let props = collider.shape().mass_properties(density).transform_by(&pose.pose());
+            let props = collider
+                .shape()
+                .mass_properties(density)
+                .transform_by(&pose.pose());
             *sum = Some(sum.map_or(props, |s| s + props));
         }
     }
     for &entity in &dirty {
         if let Ok((mut computed, mass, com)) = bodies.get_mut(entity) {
             let props = sums.get(&entity).copied().flatten();
-            *computed = ComputedMass::from_parts(entity, props, mass.map(|m| m.0), com.map(|c| c.0));
+            *computed =
+                ComputedMass::from_parts(entity, props, mass.map(|m| m.0), com.map(|c| c.0));
         }
     }
     dirty.clear();

@@ -210,7 +210,11 @@ impl LockedAxes {
     /// 0 for locked translation axes, 1 for free ones.
     pub(crate) fn translation_mask(self) -> Vector {
         Vector::from_array(std::array::from_fn(|i| {
-            if self.is_translation_locked(i) { 0.0 } else { 1.0 }
+            if self.is_translation_locked(i) {
+                0.0
+            } else {
+                1.0
+            }
         }))
     }
     /// 0 for locked rotation axes, 1 for free ones.
@@ -230,12 +234,12 @@ pub struct PoseSync {
     pub(crate) initialized: bool,
 }
 
+/// Bodies whose velocity changed since the last step.
+type ChangedVelocity = Or<(Changed<LinearVelocity>, Changed<AngularVelocity>)>;
+
 /// Resets non-finite velocities (with a warning naming the body) before anything uses them.
 pub(crate) fn reject_non_finite_velocities(
-    mut bodies: Query<
-        (Entity, &mut LinearVelocity, &mut AngularVelocity),
-        Or<(Changed<LinearVelocity>, Changed<AngularVelocity>)>,
-    >,
+    mut bodies: Query<(Entity, &mut LinearVelocity, &mut AngularVelocity), ChangedVelocity>,
 ) {
     for (entity, mut v, mut w) in &mut bodies {
         if !v.0.is_finite() || !w.0.is_finite() {

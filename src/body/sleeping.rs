@@ -76,8 +76,9 @@ pub(crate) fn wake_on_user_changes(
     for (entity, sleeping, v, w, force, torque, impulse, disabled, mut timer) in &mut bodies {
         // Only changes made after `Sleeping` was inserted count: the step that put the body
         // to sleep wrote its velocity too.
-        let since_asleep =
-            |tick: bevy::ecs::change_detection::Tick| tick.is_newer_than(sleeping.added(), ticks.this_run());
+        let since_asleep = |tick: bevy::ecs::change_detection::Tick| {
+            tick.is_newer_than(sleeping.added(), ticks.this_run())
+        };
         let disturbed = since_asleep(v.last_changed())
             || since_asleep(w.last_changed())
             || force.is_some_and(|f| since_asleep(f.last_changed()) && f.0 != Vec3::ZERO)
@@ -181,7 +182,11 @@ pub(crate) fn update_sleeping(
         islands.entities.push(entity);
         if !sleeping {
             let slow = v.length() < threshold.linear && w.length() < threshold.angular;
-            timer.0 = if slow && !disabled { timer.0 + time.delta } else { 0.0 };
+            timer.0 = if slow && !disabled {
+                timer.0 + time.delta
+            } else {
+                0.0
+            };
         }
     }
     for pair in graph.pairs.iter().filter(|p| p.touching && !p.sensor) {
@@ -246,7 +251,9 @@ pub(crate) fn update_sleeping(
 
 fn moving_kinematic(bodies: &Query<SleepData>, body: Option<Entity>) -> bool {
     body.and_then(|b| bodies.get(b).ok())
-        .is_some_and(|(_, rb, v, w, ..)| rb.is_kinematic() && (v.0 != Vec3::ZERO || w.0 != Vec3::ZERO))
+        .is_some_and(|(_, rb, v, w, ..)| {
+            rb.is_kinematic() && (v.0 != Vec3::ZERO || w.0 != Vec3::ZERO)
+        })
 }
 
 /// Sleeping and waking, in [`PhysicsStepSet::Sleeping`](crate::PhysicsStepSet::Sleeping).
@@ -255,15 +262,14 @@ pub(crate) struct SleepingPlugin;
 impl Plugin for SleepingPlugin {
     fn build(&self, app: &mut App) {
         use crate::schedule::{PhysicsSchedule, PhysicsStepSet};
-        app.init_resource::<SleepThreshold>()
-            .add_systems(
-                PhysicsSchedule,
-                (
-                    wake_on_user_changes
-                        .in_set(PhysicsStepSet::Prepare)
-                        .after(crate::sync::transform_to_position),
-                    update_sleeping.in_set(PhysicsStepSet::Sleeping),
-                ),
-            );
+        app.init_resource::<SleepThreshold>().add_systems(
+            PhysicsSchedule,
+            (
+                wake_on_user_changes
+                    .in_set(PhysicsStepSet::Prepare)
+                    .after(crate::sync::transform_to_position),
+                update_sleeping.in_set(PhysicsStepSet::Sleeping),
+            ),
+        );
     }
 }

@@ -14,8 +14,8 @@ use parry3d::partitioning::{Bvh, BvhWorkspace};
 use parry3d::shape::SharedShape;
 
 use super::collider::{
-    Collider, ColliderOf, ColliderPose, CollisionLayers, DisabledCollider, Friction,
-    Restitution, Sensor,
+    Collider, ColliderOf, ColliderPose, CollisionLayers, DisabledCollider, Friction, Restitution,
+    Sensor,
 };
 use crate::body::{AngularVelocity, LinearVelocity, Position, RigidBody, Rotation, Sleeping};
 use crate::math::Scalar;
@@ -137,7 +137,10 @@ pub(crate) fn collect_colliders(
             }
             None => (ProxyKind::Static, local.pose(), 0.0, None, None),
         };
-        let aabb = collider.shape().compute_aabb(&pose).loosened(margin + motion);
+        let aabb = collider
+            .shape()
+            .compute_aabb(&pose)
+            .loosened(margin + motion);
         if !aabb.mins.is_finite() || !aabb.maxs.is_finite() {
             continue;
         }
@@ -151,7 +154,10 @@ pub(crate) fn collect_colliders(
             sensor,
             layers: layers.copied().unwrap_or_default(),
             friction: friction.or(body_friction).copied().unwrap_or_default(),
-            restitution: restitution.or(body_restitution).copied().unwrap_or_default(),
+            restitution: restitution
+                .or(body_restitution)
+                .copied()
+                .unwrap_or_default(),
             motion,
         });
     }
@@ -198,7 +204,11 @@ pub(crate) fn find_pairs(
             let b = leaf_proxy[l2 as usize].0;
             let (p1, p2) = (&proxies[a as usize], &proxies[b as usize]);
             if may_interact(p1, p2) && !exclusions.excludes(p1.body, p2.body) {
-                pairs.push(if p1.entity < p2.entity { (a, b) } else { (b, a) });
+                pairs.push(if p1.entity < p2.entity {
+                    (a, b)
+                } else {
+                    (b, a)
+                });
             }
         });
     pairs.sort_unstable_by_key(|&(a, b)| (proxies[a as usize].entity, proxies[b as usize].entity));

@@ -82,7 +82,8 @@ impl Collider {
         }
         let shape = SharedShape::convex_hull(&points)?;
         // A flat hull has no volume: it cannot carry mass and parry treats it poorly.
-        let extent = (shape.compute_local_aabb().maxs - shape.compute_local_aabb().mins).max_element();
+        let extent =
+            (shape.compute_local_aabb().maxs - shape.compute_local_aabb().mins).max_element();
         let volume = shape.mass_properties(1.0).mass();
         (volume > 1e-6 * extent * extent * extent).then(|| shape.into())
     }
@@ -385,8 +386,7 @@ pub(crate) fn update_collider_bodies(
     }
     for (entity, collider, density, mut pose, collider_of) in &mut colliders {
         let (body, local) = find_body(entity, &links);
-        let pose_changed = pose.translation != local.translation
-            || pose.rotation != local.rotation;
+        let pose_changed = pose.translation != local.translation || pose.rotation != local.rotation;
         if pose_changed {
             *pose = local;
         }
@@ -404,7 +404,10 @@ pub(crate) fn update_collider_bodies(
             };
         }
         if let Some(body) = body
-            && (pose_changed || old_body != Some(body) || collider.is_changed() || density.is_changed())
+            && (pose_changed
+                || old_body != Some(body)
+                || collider.is_changed()
+                || density.is_changed())
         {
             ownership.dirty_bodies.push(body);
         }

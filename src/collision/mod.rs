@@ -9,8 +9,8 @@ pub use collider::{
     CoefficientCombine, Collider, ColliderOf, CollisionLayers, Friction, Restitution, Sensor,
 };
 pub use contacts::{
-    CollisionEnd, CollisionStart, Collisions, ContactGraph, ContactPair, FrictionImpulse,
-    ContactPoint,
+    CollisionEnd, CollisionStart, Collisions, ContactGraph, ContactPair, ContactPoint,
+    FrictionImpulse,
 };
 
 use bevy::prelude::*;
@@ -22,17 +22,18 @@ pub(crate) struct ColliderPlugin;
 
 impl Plugin for ColliderPlugin {
     fn build(&self, app: &mut App) {
-        app.init_resource::<collider::ColliderOwnership>().add_systems(
-            PhysicsSchedule,
-            (
-                collider::validate_colliders,
-                collider::update_collider_bodies,
-                crate::body::mass::update_mass_properties,
-            )
-                .chain()
-                .in_set(PhysicsStepSet::Prepare)
-                .after(crate::sync::transform_to_position),
-        );
+        app.init_resource::<collider::ColliderOwnership>()
+            .add_systems(
+                PhysicsSchedule,
+                (
+                    collider::validate_colliders,
+                    collider::update_collider_bodies,
+                    crate::body::mass::update_mass_properties,
+                )
+                    .chain()
+                    .in_set(PhysicsStepSet::Prepare)
+                    .after(crate::sync::transform_to_position),
+            );
     }
 }
 

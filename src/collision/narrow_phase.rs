@@ -52,7 +52,10 @@ pub(crate) fn update_contacts(
     let margin = config.speculative_distance();
     let tolerance = config.linear_slop;
     for pair in &mut next {
-        let (p1, p2) = (&broad.proxies[pair.proxies.0 as usize], &broad.proxies[pair.proxies.1 as usize]);
+        let (p1, p2) = (
+            &broad.proxies[pair.proxies.0 as usize],
+            &broad.proxies[pair.proxies.1 as usize],
+        );
         if let Err(()) = update_pair(pair, p1, p2, margin, tolerance)
             && warned.insert(p1.entity)
         {
@@ -81,7 +84,10 @@ pub(crate) fn send_collision_started(
 }
 
 /// Sends the end messages for pairs that stopped touching while their AABBs still overlap.
-pub(crate) fn send_collision_ended(graph: Res<ContactGraph>, mut ended: MessageWriter<CollisionEnd>) {
+pub(crate) fn send_collision_ended(
+    graph: Res<ContactGraph>,
+    mut ended: MessageWriter<CollisionEnd>,
+) {
     for pair in graph.pairs.iter().filter(|p| !p.touching && p.was_touching) {
         end_pair_always(pair, &mut ended);
     }

@@ -111,8 +111,12 @@ pub(crate) fn prepare_contacts(
             if manifold.points.is_empty() {
                 continue;
             }
-            let frame1 = manifold.subshape_pos1.map_or(pair.pose1, |p| pair.pose1 * p);
-            let frame2 = manifold.subshape_pos2.map_or(pair.pose2, |p| pair.pose2 * p);
+            let frame1 = manifold
+                .subshape_pos1
+                .map_or(pair.pose1, |p| pair.pose1 * p);
+            let frame2 = manifold
+                .subshape_pos2
+                .map_or(pair.pose2, |p| pair.pose2 * p);
             let normal = frame1.rotation * manifold.local_n1;
             let tangents = <[Vector; 2]>::from(tangent_basis(normal));
             let anchors: SmallVec<[Vector; 4]> = manifold
@@ -134,11 +138,20 @@ pub(crate) fn prepare_contacts(
                         normal_mass: inverse(point_inverse_mass(body1, body2, r1, r2, normal)),
                         normal_impulse: c.data * per_substep,
                         max_normal_impulse: 0.0,
-                        relative_velocity: normal.dot(body2.velocity_at(r2) - body1.velocity_at(r1)),
+                        relative_velocity: normal
+                            .dot(body2.velocity_at(r2) - body1.velocity_at(r1)),
                     }
                 })
                 .collect();
-            let patch = friction_patch(body1, body2, &anchors, normal, tangents, manifold.data, per_substep);
+            let patch = friction_patch(
+                body1,
+                body2,
+                &anchors,
+                normal,
+                tangents,
+                manifold.data,
+                per_substep,
+            );
             contacts.constraints.push(ContactConstraint {
                 b1: b1 as u32,
                 b2: b2 as u32,
@@ -168,13 +181,18 @@ fn friction_patch(
     let center = anchors.iter().sum::<Vector>() / anchors.len() as Scalar;
     let r1 = center - body1.current_center_of_mass();
     let r2 = center - body2.current_center_of_mass();
-    let twist = normal.dot(body1.step_inverse_inertia * normal) + normal.dot(body2.step_inverse_inertia * normal);
+    let twist = normal.dot(body1.step_inverse_inertia * normal)
+        + normal.dot(body2.step_inverse_inertia * normal);
     FrictionPatch {
         r1,
         r2,
         tangent_mass: tangents.map(|t| inverse(point_inverse_mass(body1, body2, r1, r2, t))),
         twist_mass: inverse(twist),
-        radius: anchors.iter().map(|a| (*a - center).length()).sum::<Scalar>() / anchors.len() as Scalar,
+        radius: anchors
+            .iter()
+            .map(|a| (*a - center).length())
+            .sum::<Scalar>()
+            / anchors.len() as Scalar,
         tangent_impulse: impulse.tangent.map(|t| t * per_substep),
         twist_impulse: impulse.twist * per_substep,
     }
@@ -215,7 +233,13 @@ fn split(
 
 /// Applies `p` to body 2 and `-p` to body 1 at their anchors.
 #[inline]
-fn apply(body1: &mut RigidBodyQueryItem, body2: &mut RigidBodyQueryItem, p: Vector, r1: Vector, r2: Vector) {
+fn apply(
+    body1: &mut RigidBodyQueryItem,
+    body2: &mut RigidBodyQueryItem,
+    p: Vector,
+    r1: Vector,
+    r2: Vector,
+) {
     body1.apply_impulse(-p, r1);
     body2.apply_impulse(p, r2);
 }
@@ -228,12 +252,21 @@ fn apply_twist(body1: &mut RigidBodyQueryItem, body2: &mut RigidBodyQueryItem, l
 }
 
 /// Re-applies the accumulated impulses at the start of each substep.
-pub(crate) fn warm_start(mut solver: ResMut<SolverBodies>, mut contacts: ResMut<ContactConstraints>) {
+pub(crate) fn warm_start(
+    mut solver: ResMut<SolverBodies>,
+    mut contacts: ResMut<ContactConstraints>,
+) {
     let bodies = &mut solver.bodies;
     for c in &mut contacts.constraints {
         let (body1, body2) = split(bodies, c.b1, c.b2);
         for point in &c.points {
-            apply(body1, body2, point.normal_impulse * c.normal, point.r1, point.r2);
+            apply(
+                body1,
+                body2,
+                point.normal_impulse * c.normal,
+                point.r1,
+                point.r2,
+            );
         }
         let f = &c.patch;
         let p = f.tangent_impulse[0] * c.tangents[0] + f.tangent_impulse[1] * c.tangents[1];
@@ -250,7 +283,13 @@ pub(crate) fn solve_contacts(
     config: Res<SolverConfig>,
 ) {
     let coefficients = config.contact_coefficients(time.substep_delta);
-    solve(&mut solver.bodies, &mut contacts.constraints, Some(coefficients), time.substep_delta, config.max_push_out_speed);
+    solve(
+        &mut solver.bodies,
+        &mut contacts.constraints,
+        Some(coefficients),
+        time.substep_delta,
+        config.max_push_out_speed,
+    );
 }
 
 /// Solves contacts without position bias, removing the velocity the bias added.
@@ -260,7 +299,13 @@ pub(crate) fn relax_contacts(
     time: Res<PhysicsStepTime>,
     config: Res<SolverConfig>,
 ) {
-    solve(&mut solver.bodies, &mut contacts.constraints, None, time.substep_delta, config.max_push_out_speed);
+    solve(
+        &mut solver.bodies,
+        &mut contacts.constraints,
+        None,
+        time.substep_delta,
+        config.max_push_out_speed,
+    );
 }
 
 fn solve(
@@ -291,12 +336,19 @@ fn solve(
             let (bias, mass_scale, impulse_scale) = if s > 0.0 {
                 (s * inv_h, 1.0, 0.0)
             } else if let Some(soft) = soft {
-                ((soft.bias_rate * s).max(-max_push_out), soft.mass_scale, soft.impulse_scale)
+                (
+                    (soft.bias_rate * s).max(-max_push_out),
+                    soft.mass_scale,
+                    soft.impulse_scale,
+                )
             } else {
                 (0.0, 1.0, 0.0)
             };
-            let vn = c.normal.dot(body2.velocity_at(point.r2) - body1.velocity_at(point.r1));
-            let impulse = -point.normal_mass * mass_scale * (vn + bias) - impulse_scale * point.normal_impulse;
+            let vn = c
+                .normal
+                .dot(body2.velocity_at(point.r2) - body1.velocity_at(point.r1));
+            let impulse = -point.normal_mass * mass_scale * (vn + bias)
+                - impulse_scale * point.normal_impulse;
             let new_impulse = (point.normal_impulse + impulse).max(0.0);
             let applied = new_impulse - point.normal_impulse;
             point.normal_impulse = new_impulse;
@@ -309,7 +361,12 @@ fn solve(
 }
 
 /// Patch friction: tangent impulses in a circle of radius `max`, twist within `max · radius`.
-fn solve_friction(c: &mut ContactConstraint, body1: &mut RigidBodyQueryItem, body2: &mut RigidBodyQueryItem, max: Scalar) {
+fn solve_friction(
+    c: &mut ContactConstraint,
+    body1: &mut RigidBodyQueryItem,
+    body2: &mut RigidBodyQueryItem,
+    max: Scalar,
+) {
     let f = &mut c.patch;
     let relative = body2.velocity_at(f.r2) - body1.velocity_at(f.r1);
     let old = f.tangent_impulse;
@@ -323,7 +380,9 @@ fn solve_friction(c: &mut ContactConstraint, body1: &mut RigidBodyQueryItem, bod
     let p = (new[0] - old[0]) * c.tangents[0] + (new[1] - old[1]) * c.tangents[1];
     apply(body1, body2, p, f.r1, f.r2);
 
-    let spin = c.normal.dot(body2.angular_velocity - body1.angular_velocity);
+    let spin = c
+        .normal
+        .dot(body2.angular_velocity - body1.angular_velocity);
     let max_twist = max * f.radius;
     let old = f.twist_impulse;
     f.twist_impulse = (old - f.twist_mass * spin).clamp(-max_twist, max_twist);
@@ -347,7 +406,9 @@ pub(crate) fn apply_restitution(
             if point.relative_velocity > -threshold || point.max_normal_impulse == 0.0 {
                 continue;
             }
-            let vn = c.normal.dot(body2.velocity_at(point.r2) - body1.velocity_at(point.r1));
+            let vn = c
+                .normal
+                .dot(body2.velocity_at(point.r2) - body1.velocity_at(point.r1));
             let impulse = -point.normal_mass * (vn + c.restitution * point.relative_velocity);
             let new_impulse = (point.normal_impulse + impulse).max(0.0);
             let applied = new_impulse - point.normal_impulse;

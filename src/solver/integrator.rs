@@ -8,8 +8,8 @@
 use bevy::prelude::*;
 
 use super::solver_body::SolverBodies;
-use crate::math::integrate_rotation;
 use crate::PhysicsStepTime;
+use crate::math::integrate_rotation;
 
 /// Adds gravity, constant forces and damping to every dynamic body's velocity.
 pub(crate) fn integrate_velocities(mut solver: ResMut<SolverBodies>, time: Res<PhysicsStepTime>) {

@@ -8,13 +8,13 @@
 
 use bevy::prelude::*;
 
+use crate::Gravity;
 use crate::body::{
-    AngularDamping, AngularVelocity, ComputedMass, ConstantForce, ConstantTorque,
-    ExternalImpulse, GravityScale, LinearDamping, LinearVelocity, LockedAxes, Position,
-    RigidBody, Rotation, Sleeping,
+    AngularDamping, AngularVelocity, ComputedMass, ConstantForce, ConstantTorque, ExternalImpulse,
+    GravityScale, LinearDamping, LinearVelocity, LockedAxes, Position, RigidBody, Rotation,
+    Sleeping,
 };
 use crate::math::{Matrix3, Quaternion, Scalar, Vector, rotate_inertia};
-use crate::Gravity;
 
 /// One body inside the running step, backed by the dense solver storage.
 ///
@@ -70,7 +70,13 @@ pub struct RigidBodyQueryItem {
 
 impl RigidBodyQueryItem {
     /// A body that never moves, at `position` with `rotation`.
-    pub(crate) fn fixed(entity: Entity, rb: RigidBody, position: Vector, rotation: Quaternion, com: Vector) -> Self {
+    pub(crate) fn fixed(
+        entity: Entity,
+        rb: RigidBody,
+        position: Vector,
+        rotation: Quaternion,
+        com: Vector,
+    ) -> Self {
         let center = position + rotation * com;
         Self {
             linear_velocity: Vector::ZERO,
@@ -260,8 +266,22 @@ pub(crate) fn prepare_solver_bodies(
     gravity: Res<Gravity>,
 ) {
     solver.clear();
-    for (entity, rb, position, rotation, v, w, mass, locked, gravity_scale, lin_damp, ang_damp, force, torque, impulse) in
-        &mut bodies
+    for (
+        entity,
+        rb,
+        position,
+        rotation,
+        v,
+        w,
+        mass,
+        locked,
+        gravity_scale,
+        lin_damp,
+        ang_damp,
+        force,
+        torque,
+        impulse,
+    ) in &mut bodies
     {
         if rb.is_static() {
             continue;
@@ -311,7 +331,12 @@ pub(crate) fn prepare_solver_bodies(
 pub(crate) fn write_back_bodies(
     mut commands: Commands,
     solver: Res<SolverBodies>,
-    mut bodies: Query<(&mut Position, &mut Rotation, &mut LinearVelocity, &mut AngularVelocity)>,
+    mut bodies: Query<(
+        &mut Position,
+        &mut Rotation,
+        &mut LinearVelocity,
+        &mut AngularVelocity,
+    )>,
 ) {
     for body in solver.bodies.iter().skip(1) {
         if body.rb.is_static() {
@@ -327,7 +352,10 @@ pub(crate) fn write_back_bodies(
             || !body.linear_velocity.is_finite()
             || !body.angular_velocity.is_finite()
         {
-            warn!("{}: the solver produced a non-finite state; body reset to rest", body.entity);
+            warn!(
+                "{}: the solver produced a non-finite state; body reset to rest",
+                body.entity
+            );
             v.0 = Vector::ZERO;
             w.0 = Vector::ZERO;
             continue;

@@ -84,9 +84,19 @@ impl XpbdConstraint<2> for DistanceJoint {
         let target = length.clamp(min, max);
         if length != target {
             // Anchors on top of each other have no direction: push apart along world Y.
-            let direction = if length > Scalar::EPSILON { offset / length } else { Vector::Y };
+            let direction = if length > Scalar::EPSILON {
+                offset / length
+            } else {
+                Vector::Y
+            };
             let excess = (length - target) * direction;
-            solve.position(b1, b2, (anchors, excess), &mut self.lagrange, self.base.compliance);
+            solve.position(
+                b1,
+                b2,
+                (anchors, excess),
+                &mut self.lagrange,
+                self.base.compliance,
+            );
         }
         solve.finish(&mut self.base, b1, b2);
     }

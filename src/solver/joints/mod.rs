@@ -36,16 +36,17 @@ pub use spherical::SphericalJoint;
 
 use bevy::ecs::component::Mutable;
 use bevy::ecs::entity::{EntityMapper, MapEntities};
+use bevy::ecs::system::SystemParam;
 use bevy::prelude::*;
 
 use super::RigidBodyQueryItem;
-use super::xpbd::{ConstraintDisabled, ConstraintSolver, XpbdConstraint, XpbdIterations};
 use super::SolverBodies;
-use crate::PhysicsStepTime;
+use super::xpbd::{ConstraintDisabled, ConstraintSolver, XpbdConstraint, XpbdIterations};
 use super::xpbd::{
     angular_inverse_mass, apply_angular_impulse, apply_position_impulse, lagrange_update,
     positional_inverse_mass,
 };
+use crate::PhysicsStepTime;
 use crate::collision::broad_phase::CollisionExclusions;
 use crate::math::{Matrix3, Scalar, Vector};
 use crate::schedule::{PhysicsSchedule, PhysicsStepSet, SubstepSchedule, SubstepSolverSet};
@@ -221,17 +222,31 @@ impl Plugin for JointPlugin {
     }
 }
 
-/// Solves every built-in joint, one type after another in a fixed order.
+/// The solvers of the five built-in joint types.
+#[derive(SystemParam)]
+struct JointSolvers<'w, 's> {
+    fixed: ConstraintSolver<'w, 's, FixedJoint, 2>,
+    prismatic: ConstraintSolver<'w, 's, PrismaticJoint, 2>,
+    revolute: ConstraintSolver<'w, 's, RevoluteJoint, 2>,
+    spherical: ConstraintSolver<'w, 's, SphericalJoint, 2>,
+    distance: ConstraintSolver<'w, 's, DistanceJoint, 2>,
+}
+
+/// Solves every built-in joint, one type after another in a fixed order, in
+/// [`XpbdIterations`] passes.
 fn solve_joints(
-    mut fixed: ConstraintSolver<FixedJoint, 2>,
-    mut prismatic: ConstraintSolver<PrismaticJoint, 2>,
-    mut revolute: ConstraintSolver<RevoluteJoint, 2>,
-    mut spherical: ConstraintSolver<SphericalJoint, 2>,
-    mut distance: ConstraintSolver<DistanceJoint, 2>,
+    joints: JointSolvers,
     mut solver: ResMut<SolverBodies>,
     time: Res<PhysicsStepTime>,
     iterations: Res<XpbdIterations>,
 ) {
+    let JointSolvers {
+        mut fixed,
+        mut prismatic,
+        mut revolute,
+        mut spherical,
+        mut distance,
+    } = joints;
     let (solver, step, h) = (&mut *solver, time.step_count, time.substep_delta);
     fixed.prepare(solver, step);
     prismatic.prepare(solver, step);
@@ -362,7 +377,8 @@ impl JointSolve {
         compliance: Scalar,
     ) {
         let tilde = compliance / (self.h * self.h);
-        let k = point_inverse_mass(b1, anchors.r1) + point_inverse_mass(b2, anchors.r2)
+        let k = point_inverse_mass(b1, anchors.r1)
+            + point_inverse_mass(b2, anchors.r2)
             + Matrix3::from_diagonal(Vector::splat(tilde));
         let det = k.determinant();
         if det.abs() <= Scalar::EPSILON || !det.is_finite() {
@@ -388,7 +404,11 @@ impl JointSolve {
     ) {
         let tilde = compliance / (self.h * self.h);
         let inertia = |b: &RigidBodyQueryItem| {
-            if b.is_dynamic() { b.effective_world_inv_inertia() } else { Matrix3::ZERO }
+            if b.is_dynamic() {
+                b.effective_world_inv_inertia()
+            } else {
+                Matrix3::ZERO
+            }
         };
         let k = inertia(b1) + inertia(b2) + Matrix3::from_diagonal(Vector::splat(tilde));
         let det = k.determinant();
@@ -416,7 +436,15 @@ impl JointSolve {
         lagrange: &mut Scalar,
         compliance: Scalar,
     ) {
-        self.position_clamped(b1, b2, &anchors, delta, lagrange, compliance, Scalar::INFINITY);
+        self.position_clamped(
+            b1,
+            b2,
+            &anchors,
+            delta,
+            lagrange,
+            compliance,
+            Scalar::INFINITY,
+        );
     }
 
     /// Drives `rotation` (the rotation vector by which body 1 is turned past where it should
@@ -450,7 +478,8 @@ impl JointSolve {
             return Vector::ZERO;
         }
         let n = delta / c;
-        let w = positional_inverse_mass(b1, anchors.r1, n) + positional_inverse_mass(b2, anchors.r2, n);
+        let w =
+            positional_inverse_mass(b1, anchors.r1, n) + positional_inverse_mass(b2, anchors.r2, n);
         let dl = clamped_update(lagrange, c, w, compliance, self.h, max_lagrange);
         let p = dl * n;
         apply_position_impulse(b1, p, anchors.r1);
@@ -518,7 +547,10 @@ impl JointSolve {
         }
         base.force += self.force;
         base.torque += self.torque;
-        if base.break_force.is_some_and(|max| base.force.length() > max) {
+        if base
+            .break_force
+            .is_some_and(|max| base.force.length() > max)
+        {
             base.broken = true;
         }
     }
@@ -550,7 +582,8 @@ fn point_inverse_mass(body: &RigidBodyQueryItem, r: Vector) -> Matrix3 {
         Vector::new(-r.z, 0.0, r.x),
         Vector::new(r.y, -r.x, 0.0),
     );
-    Matrix3::from_diagonal(body.effective_inverse_mass()) - skew * body.effective_world_inv_inertia() * skew
+    Matrix3::from_diagonal(body.effective_inverse_mass())
+        - skew * body.effective_world_inv_inertia() * skew
 }
 
 /// `angle` wrapped into `(-π, π]`.
@@ -584,7 +617,8 @@ fn damp(
     h: Scalar,
 ) {
     if base.linear_damping > 0.0 {
-        let dv = (b2.velocity_at(anchors.r2) - b1.velocity_at(anchors.r1)) * (base.linear_damping * h).min(1.0);
+        let dv = (b2.velocity_at(anchors.r2) - b1.velocity_at(anchors.r1))
+            * (base.linear_damping * h).min(1.0);
         velocity_impulse(b1, b2, anchors, dv);
     }
     if base.angular_damping > 0.0 {

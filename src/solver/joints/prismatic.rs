@@ -112,14 +112,28 @@ impl XpbdConstraint<2> for PrismaticJoint {
         let anchors = Anchors::new(&self.base, b1, b2);
         let offset = anchors.p1 - anchors.p2;
         let sideways = offset - axis * offset.dot(axis);
-        solve.position(b1, b2, (anchors, sideways), &mut self.perpendicular_lagrange, compliance);
+        solve.position(
+            b1,
+            b2,
+            (anchors, sideways),
+            &mut self.perpendicular_lagrange,
+            compliance,
+        );
 
         let axis = b1.rotation * self.free_axis;
         let anchors = Anchors::new(&self.base, b1, b2);
         self.position = (anchors.p2 - anchors.p1).dot(axis);
         if let Some((min, max)) = self.limits {
             let excess = (self.position.clamp(min, max) - self.position) * axis;
-            solve.position_clamped(b1, b2, &anchors, excess, &mut self.limit_lagrange, compliance, Scalar::INFINITY);
+            solve.position_clamped(
+                b1,
+                b2,
+                &anchors,
+                excess,
+                &mut self.limit_lagrange,
+                compliance,
+                Scalar::INFINITY,
+            );
         }
         if let Some(motor) = self.motor {
             let anchors = Anchors::new(&self.base, b1, b2);
@@ -131,14 +145,24 @@ impl XpbdConstraint<2> for PrismaticJoint {
                     let anchor = |b: &RigidBodyQueryItem, local: Vector| {
                         b.pre_xpbd_center + b.pre_xpbd_rotation * (local - b.center_of_mass)
                     };
-                    let before = (anchor(b2, self.base.local_anchor2) - anchor(b1, self.base.local_anchor1))
-                        .dot(b1.pre_xpbd_rotation * self.free_axis);
-                    let speed_now = (b2.velocity_at(anchors.r2) - b1.velocity_at(anchors.r1)).dot(axis);
+                    let before = (anchor(b2, self.base.local_anchor2)
+                        - anchor(b1, self.base.local_anchor1))
+                    .dot(b1.pre_xpbd_rotation * self.free_axis);
+                    let speed_now =
+                        (b2.velocity_at(anchors.r2) - b1.velocity_at(anchors.r1)).dot(axis);
                     (position - before - (speed - speed_now) * dt, 0.0)
                 }
             };
             let max = motor.max_force * dt * dt;
-            solve.position_clamped(b1, b2, &anchors, -excess * axis, &mut self.motor_lagrange, compliance, max);
+            solve.position_clamped(
+                b1,
+                b2,
+                &anchors,
+                -excess * axis,
+                &mut self.motor_lagrange,
+                compliance,
+                max,
+            );
         }
         solve.finish(&mut self.base, b1, b2);
     }

@@ -114,7 +114,16 @@ impl XpbdConstraint<2> for RevoluteJoint {
         let (r1, r2) = (b1.rotation * reference, b2.rotation * reference);
         self.angle = signed_angle(r1, r2, a1);
         if let Some(limits) = self.angle_limits {
-            solve.limit_angle(b1, b2, a1, r1, r2, limits, &mut self.limit_lagrange, compliance);
+            solve.limit_angle(
+                b1,
+                b2,
+                a1,
+                r1,
+                r2,
+                limits,
+                &mut self.limit_lagrange,
+                compliance,
+            );
         }
         let anchors = Anchors::coincide(&self.base, b1, b2);
         solve.point(b1, b2, anchors, &mut self.position_lagrange, compliance);
@@ -123,17 +132,33 @@ impl XpbdConstraint<2> for RevoluteJoint {
         self.angle = signed_angle(b1.rotation * reference, b2.rotation * reference, a1);
         if let Some(motor) = self.motor {
             let (excess, compliance) = match motor.target {
-                MotorTarget::Position { target, compliance } => (wrap_angle(self.angle - target), compliance),
+                MotorTarget::Position { target, compliance } => {
+                    (wrap_angle(self.angle - target), compliance)
+                }
                 MotorTarget::Velocity(speed) => {
                     // Turned so far this substep, against what the target speed asks for.
-                    let before = (b1.pre_xpbd_rotation * reference, b2.pre_xpbd_rotation * reference);
-                    let angle_before = signed_angle(before.0, before.1, b1.pre_xpbd_rotation * self.aligned_axis);
+                    let before = (
+                        b1.pre_xpbd_rotation * reference,
+                        b2.pre_xpbd_rotation * reference,
+                    );
+                    let angle_before =
+                        signed_angle(before.0, before.1, b1.pre_xpbd_rotation * self.aligned_axis);
                     let speed_now = (b2.angular_velocity - b1.angular_velocity).dot(a1);
-                    (wrap_angle(self.angle - angle_before) - (speed - speed_now) * dt, 0.0)
+                    (
+                        wrap_angle(self.angle - angle_before) - (speed - speed_now) * dt,
+                        0.0,
+                    )
                 }
             };
             let max = motor.max_force * dt * dt;
-            solve.angle_clamped(b1, b2, -excess * a1, &mut self.motor_lagrange, compliance, max);
+            solve.angle_clamped(
+                b1,
+                b2,
+                -excess * a1,
+                &mut self.motor_lagrange,
+                compliance,
+                max,
+            );
         }
 
         solve.finish(&mut self.base, b1, b2);

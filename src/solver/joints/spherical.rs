@@ -113,14 +113,32 @@ impl XpbdConstraint<2> for SphericalJoint {
         if let Some(limits) = self.swing_limits
             && let Some(normal) = a1.cross(a2).try_normalize()
         {
-            solve.limit_angle(b1, b2, normal, a1, a2, limits, &mut self.swing_lagrange, compliance);
+            solve.limit_angle(
+                b1,
+                b2,
+                normal,
+                a1,
+                a2,
+                limits,
+                &mut self.swing_lagrange,
+                compliance,
+            );
         }
         if let Some(limits) = self.twist_limits
             && let Some(normal) = (a1 + a2).try_normalize()
         {
             let t1 = perpendicular(b1.rotation * self.twist_axis, normal);
             let t2 = perpendicular(b2.rotation * self.twist_axis, normal);
-            solve.limit_angle(b1, b2, normal, t1, t2, limits, &mut self.twist_lagrange, compliance);
+            solve.limit_angle(
+                b1,
+                b2,
+                normal,
+                t1,
+                t2,
+                limits,
+                &mut self.twist_lagrange,
+                compliance,
+            );
         }
         let anchors = Anchors::coincide(&self.base, b1, b2);
         solve.point(b1, b2, anchors, &mut self.position_lagrange, compliance);

@@ -5,10 +5,10 @@ use bevy::ecs::entity::{EntityHashSet, MapEntities};
 use bevy::ecs::system::SystemParam;
 use bevy::prelude::*;
 
+use crate::PhysicsStepTime;
 use crate::body::{ComputedMass, LockedAxes, Position, RigidBody, Rotation, Sleeping};
 use crate::math::{Scalar, Vector, integrate_rotation};
 use crate::solver::{RigidBodyQueryItem, SolverBodies};
-use crate::PhysicsStepTime;
 
 /// A position-level constraint between `ENTITY_COUNT` bodies.
 ///
@@ -215,28 +215,47 @@ where
     C: XpbdConstraint<N> + Component<Mutability = Mutable>,
 {
     /// Resolves the constraints' bodies to dense slots on the first substep of a step (or if
-    /// the set of constraints changed), and clears every multiplier.
+    /// the set of constraints changed), and clears the multipliers of those that will be
+    /// solved.
     pub fn prepare(&mut self, solver: &mut SolverBodies, step: u64) {
         let cache = &mut *self.cache;
         let stale = cache.step != step
             || cache.entries.len() != self.constraints.iter().len()
-            || cache.entries.iter().zip(self.constraints.iter()).any(|(a, (e, _))| a.0 != e);
+            || cache
+                .entries
+                .iter()
+                .zip(self.constraints.iter())
+                .any(|(a, (e, _))| a.0 != e);
         if stale {
             cache.step = step;
             cache.entries.clear();
             for (entity, constraint) in &self.constraints {
-                let slots = resolve(entity, constraint.entities(), solver, &self.participants, &mut cache.warned);
+                let slots = resolve(
+                    entity,
+                    constraint.entities(),
+                    solver,
+                    &self.participants,
+                    &mut cache.warned,
+                );
                 cache.entries.push((entity, slots));
             }
         }
-        for (_, mut constraint) in &mut self.constraints {
-            constraint.clear_lagrange_multipliers();
+        // Skipped constraints (all bodies asleep or static) keep their state, so a sleeping
+        // joint still reports the force it last carried.
+        for ((_, slots), (_, mut constraint)) in
+            self.cache.entries.iter().zip(&mut self.constraints)
+        {
+            if slots.is_some() {
+                constraint.clear_lagrange_multipliers();
+            }
         }
     }
 
     /// Calls [`XpbdConstraint::solve`] on every constraint whose bodies were resolved.
     pub fn solve(&mut self, solver: &mut SolverBodies, dt: Scalar) {
-        for ((_, slots), (_, mut constraint)) in self.cache.entries.iter().zip(&mut self.constraints) {
+        for ((_, slots), (_, mut constraint)) in
+            self.cache.entries.iter().zip(&mut self.constraints)
+        {
             if let Some(slots) = slots
                 && let Ok(bodies) = solver.bodies.get_disjoint_mut(*slots)
             {
@@ -304,7 +323,9 @@ fn resolve<const N: usize>(
             return None;
         }
         if solver.slot(*a).is_none() && participants.get(*a).is_err() {
-            warn_once(format!("entity {a} is not a rigid body (despawned, or no RigidBody)"));
+            warn_once(format!(
+                "entity {a} is not a rigid body (despawned, or no RigidBody)"
+            ));
             return None;
         }
     }
@@ -312,9 +333,11 @@ fn resolve<const N: usize>(
     for pair in entities.windows(2) {
         solver.links.push((pair[0], pair[1]));
     }
-    let awake = entities
-        .iter()
-        .any(|&e| solver.slot(e).is_some_and(|s| solver.bodies[s].inverse_mass > 0.0 || solver.bodies[s].rb.is_kinematic()));
+    let awake = entities.iter().any(|&e| {
+        solver.slot(e).is_some_and(|s| {
+            solver.bodies[s].inverse_mass > 0.0 || solver.bodies[s].rb.is_kinematic()
+        })
+    });
     if !awake {
         return None;
     }
@@ -323,7 +346,13 @@ fn resolve<const N: usize>(
         None => {
             let (rb, position, rotation, mass, locked, sleeping) =
                 participants.get(e).expect("checked above");
-            let mut body = RigidBodyQueryItem::fixed(e, *rb, position.0, rotation.0, mass.local_center_of_mass);
+            let mut body = RigidBodyQueryItem::fixed(
+                e,
+                *rb,
+                position.0,
+                rotation.0,
+                mass.local_center_of_mass,
+            );
             if rb.is_dynamic() && sleeping {
                 body.inverse_mass = mass.inverse_mass;
                 body.local_inverse_inertia = mass.local_inverse_inertia;
