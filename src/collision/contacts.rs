@@ -83,6 +83,8 @@ pub struct ContactPair {
     pub(crate) restitution: Scalar,
     /// This step's broad-phase proxy indices.
     pub(crate) proxies: (u32, u32),
+    /// parry has no contact algorithm for this pair of shapes.
+    pub(crate) unsupported: bool,
 }
 
 impl ContactPair {

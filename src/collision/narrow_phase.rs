@@ -10,12 +10,24 @@
 
 use bevy::ecs::entity::EntityHashSet;
 use bevy::prelude::*;
+use bevy::tasks::ComputeTaskPool;
 use parry3d::math::Pose;
 use parry3d::query::{DefaultQueryDispatcher, PersistentQueryDispatcher, QueryDispatcher};
 
 use super::broad_phase::{BroadPhase, ColliderProxy, ProxyKind, prediction_distance};
 use super::contacts::{CollisionEnd, CollisionStart, ContactGraph, ContactPair};
 use crate::SolverConfig;
+
+/// Below this many pairs the narrow phase runs on the calling thread.
+const PARALLEL_PAIRS: usize = 256;
+
+/// Cosine of the largest relative rotation (1 mrad) for which a manifold is updated instead
+/// of rebuilt.
+const NEAR_REST_COS: f32 = 0.999_999_5;
+
+/// Squared largest contact-point motion (0.1 mm) for which a manifold is updated instead of
+/// rebuilt.
+const NEAR_REST_DISTANCE_SQ: f32 = 1.0e-8;
 
 /// Merges this step's pairs into the contact graph and updates their manifolds.
 pub(crate) fn update_contacts(
@@ -51,21 +63,46 @@ pub(crate) fn update_contacts(
 
     let margin = config.speculative_distance();
     let tolerance = config.linear_slop;
-    for pair in &mut next {
+    let update = |pair: &mut ContactPair| {
+        let proxies = &broad.proxies;
         let (p1, p2) = (
-            &broad.proxies[pair.proxies.0 as usize],
-            &broad.proxies[pair.proxies.1 as usize],
+            &proxies[pair.proxies.0 as usize],
+            &proxies[pair.proxies.1 as usize],
         );
-        if let Err(()) = update_pair(pair, p1, p2, margin, tolerance)
-            && warned.insert(p1.entity)
-        {
+        pair.unsupported = update_pair(pair, p1, p2, margin, tolerance).is_err();
+    };
+    // Pairs are independent, so they can be updated on any thread in any order with
+    // bit-identical results. Small scenes stay on this thread.
+    if next.len() >= PARALLEL_PAIRS
+        && let Some(pool) = ComputeTaskPool::try_get()
+    {
+        let chunk = next.len().div_ceil(pool.thread_num() * 4).max(64);
+        pool.scope(|scope| {
+            for pairs in next.chunks_mut(chunk) {
+                scope.spawn(async move { pairs.iter_mut().for_each(update) });
+            }
+        });
+    } else {
+        next.iter_mut().for_each(update);
+    }
+    for pair in next.iter().filter(|p| p.unsupported) {
+        if warned.insert(pair.collider1) {
             warn!(
                 "{} and {}: parry cannot compute contacts between these shapes; they will not collide",
-                p1.entity, p2.entity
+                pair.collider1, pair.collider2
             );
         }
     }
     graph.pairs = next;
+}
+
+/// Boxes and convex hulls: shapes without curved surfaces.
+fn is_polyhedron(shape: &dyn parry3d::shape::Shape) -> bool {
+    use parry3d::shape::ShapeType;
+    matches!(
+        shape.shape_type(),
+        ShapeType::Cuboid | ShapeType::ConvexPolyhedron
+    )
 }
 
 /// Sends the start messages for pairs that began touching this step.
@@ -129,6 +166,7 @@ fn new_pair(p1: &ColliderProxy, p2: &ColliderProxy) -> ContactPair {
         friction: 0.0,
         restitution: 0.0,
         proxies: (0, 0),
+        unsupported: false,
     }
 }
 
@@ -162,10 +200,21 @@ fn update_pair(
     }
     let prediction = prediction_distance(p1, p2, margin);
     // parry keeps a manifold whose relative rotation changed by under 1° and only updates its
-    // distances, with the normal frozen in collider 1's frame: a rolling body then tilts its
-    // own contact normal and pushes itself along. A zero `local_n2` fails that shortcut, so
-    // manifolds are rebuilt (and their points matched by feature id) every step, while
-    // `local_n1` still seeds the support search.
+    // distances, with the normal frozen in collider 1's frame and the points carried along
+    // with collider 2: a rolling body then drags its contact point off its lowest point and
+    // rolls itself along. Here the cheap update is allowed only between two polyhedra (whose
+    // contact points sit on corners and edges) that barely moved (under 1 mrad and 0.1 mm);
+    // otherwise a zero `local_n2` fails parry's shortcut, so the manifold is rebuilt (its
+    // points matched to the old ones by feature id) while `local_n1` still seeds the support
+    // search.
+    if is_polyhedron(&*p1.shape)
+        && is_polyhedron(&*p2.shape)
+        && let [manifold] = pair.manifolds.as_mut_slice()
+        && manifold.try_update_contacts_eps(&pos12, NEAR_REST_COS, NEAR_REST_DISTANCE_SQ)
+    {
+        pair.touching = manifold.points.iter().any(|c| c.dist <= tolerance);
+        return Ok(());
+    }
     for manifold in &mut pair.manifolds {
         manifold.local_n2 = bevy::math::Vec3::ZERO;
     }

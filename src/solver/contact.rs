@@ -1,6 +1,6 @@
 //! The soft-step contact solver (Catto, "Solver2D: soft step", 2024; Box2D v3).
 //!
-//! Once per step, every manifold with an awake dynamic body becomes a [`ContactConstraint`]:
+//! Once per step, every manifold with an awake dynamic body becomes a contact constraint:
 //! anchors relative to each centre of mass, effective masses, friction, restitution, the
 //! pre-solve normal speed and last step's impulses. Each substep then warm-starts with the
 //! accumulated impulses, solves with a soft position bias (capped at the maximum push-out

@@ -36,7 +36,7 @@ pub(crate) fn integrate_positions(mut solver: ResMut<SolverBodies>, time: Res<Ph
             body.accumulated_translation += body.linear_velocity * h;
             body.rotation = integrate_rotation(body.rotation, body.angular_velocity * h);
         }
-        if body.is_dynamic() {
+        if body.constrained {
             body.substep_inverse_inertia = body.world_inv_inertia_now();
         }
         body.pre_xpbd_center = body.current_center_of_mass();

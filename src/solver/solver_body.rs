@@ -35,12 +35,14 @@ pub struct RigidBodyQueryItem {
     pub accumulated_translation: Vector,
     /// Current rotation.
     pub rotation: Quaternion,
+    /// Rotation at the start of the step.
+    pub(crate) start_rotation: Quaternion,
     /// World inverse inertia at the step's starting rotation, with locked axes removed.
     pub(crate) step_inverse_inertia: Matrix3,
-    /// World inverse inertia at the rotation the XPBD sets of this substep start from.
-    pub(crate) substep_inverse_inertia: Matrix3,
     /// 1 on free translation axes, 0 on locked ones.
     pub(crate) translation_mask: Vector,
+    /// World inverse inertia at the rotation the XPBD sets of this substep start from.
+    pub(crate) substep_inverse_inertia: Matrix3,
     /// The body entity.
     pub entity: Entity,
     /// The body kind.
@@ -55,8 +57,6 @@ pub struct RigidBodyQueryItem {
     pub local_inverse_inertia: Matrix3,
     /// World centre of mass at the start of the step.
     pub(crate) start_center: Vector,
-    /// Rotation at the start of the step.
-    pub(crate) start_rotation: Quaternion,
     /// Velocity change per second from gravity and constant forces.
     pub(crate) linear_acceleration: Vector,
     /// Angular velocity change per second from constant torque.
@@ -66,6 +66,9 @@ pub struct RigidBodyQueryItem {
     /// Pose before the XPBD sets of the current substep, for velocity projection.
     pub(crate) pre_xpbd_center: Vector,
     pub(crate) pre_xpbd_rotation: Quaternion,
+    /// Whether an XPBD constraint acts on the body this step (only then is its world inertia
+    /// refreshed every substep).
+    pub(crate) constrained: bool,
 }
 
 impl RigidBodyQueryItem {
@@ -101,6 +104,7 @@ impl RigidBodyQueryItem {
             angular_damping: 0.0,
             pre_xpbd_center: center,
             pre_xpbd_rotation: rotation,
+            constrained: false,
         }
     }
 

@@ -366,5 +366,8 @@ fn resolve<const N: usize>(
             solver.push(body)
         }
     });
+    for &slot in &slots {
+        solver.bodies[slot].constrained = true;
+    }
     Some(slots)
 }
