@@ -50,8 +50,15 @@
 //! substep rate), damping ratio 10, contacts against static bodies twice as stiff; push-out
 //! capped at 3 m/s; no bounce below 1 m/s; contact tolerance 5 mm with a 2 cm speculative
 //! margin; friction 0.5 (geometric mean), restitution 0 (maximum); collider density 1000 kg/m³;
-//! bodies sleep after 0.5 s below 0.05 m/s and 0.05 rad/s. See [`SolverConfig`],
-//! [`SleepThreshold`] and [`Friction`].
+//! 4 XPBD passes per substep for joints and custom constraints; bodies sleep after 0.5 s below
+//! 0.05 m/s and 0.05 rad/s. See [`SolverConfig`], [`SleepThreshold`], [`Friction`] and
+//! [`XpbdIterations`](solver::xpbd::XpbdIterations).
+//!
+//! Why these: 30 Hz contacts with a damping ratio of 10 are Box2D v3's choice and measured
+//! best here (60 Hz made the base-20 pyramid sag more, 115 mm against 30 mm, and rolling
+//! bodies creep); a soft contact compresses by `load / (m_eff ω²)` at rest, about 0.3 mm per
+//! supported cube. Four XPBD passes bring a 40×40 grid of heavy spheres hanging from two
+//! corners to a worst joint error of about 6 cm, where one pass lets it tear apart.
 //!
 //! ## Bad input
 //!
@@ -60,6 +67,11 @@
 //! or reset; the rest of the world keeps simulating. Despawning anything at any time is safe.
 
 #![warn(missing_docs)]
+
+/// The README's examples, compiled as doctests so they cannot drift from the API.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
 
 pub mod body;
 pub mod collision;
