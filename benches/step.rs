@@ -23,32 +23,20 @@
 //! ```
 
 use std::hint::black_box;
+
 use std::time::Duration;
 
 use bevy::prelude::*;
-use bevy::time::TimeUpdateStrategy;
 use criterion::{Criterion, criterion_group, criterion_main};
 use impetus3d::prelude::*;
 
 /// Physics step, s.
 const DT: f64 = 1.0 / 64.0;
 
-/// A headless app in which every further `update` is one physics step of `dt` seconds.
-fn empty_app(dt: f64) -> App {
-    let mut app = App::new();
-    app.add_plugins((MinimalPlugins, PhysicsPlugin::default()))
-        .insert_resource(Time::<Fixed>::from_seconds(dt))
-        .insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_secs_f64(
-            dt,
-        )));
-    app.update();
-    app
-}
-
 /// A headless app in which every further `update` is one physics step, with a static ground
 /// whose top face is at y = 0.
 fn app() -> App {
-    let mut app = empty_app(DT);
+    let mut app = impetus3d::headless_app(DT);
     app.world_mut().spawn((
         RigidBody::Static,
         Collider::cuboid(200.0, 1.0, 200.0),
@@ -106,7 +94,7 @@ fn pile(n: usize) -> App {
 /// neighbours by spherical joints with anchors ±0.5 m, the two top corners static; 1/60 s
 /// steps.
 fn joint_grid(n: usize) -> App {
-    let mut app = empty_app(1.0 / 60.0);
+    let mut app = impetus3d::headless_app(1.0 / 60.0);
     let mut balls = Vec::with_capacity(n * n);
     for row in 0..n {
         for column in 0..n {
@@ -151,7 +139,7 @@ fn joint_grid(n: usize) -> App {
 /// static anchor, joined by spherical joints with anchors ±0.5 m; the last link is kicked
 /// sideways so the chain keeps moving.
 fn chain(links: usize) -> App {
-    let mut app = empty_app(DT);
+    let mut app = impetus3d::headless_app(DT);
     let mut previous = app
         .world_mut()
         .spawn((RigidBody::Static, Transform::default()))

@@ -16,10 +16,7 @@
 //! cargo run --example bounce
 //! ```
 
-use std::time::Duration;
-
 use bevy::prelude::*;
-use bevy::time::TimeUpdateStrategy;
 use impetus3d::prelude::*;
 
 /// Physics step, s.
@@ -41,13 +38,7 @@ struct Ball {
 }
 
 fn main() {
-    let mut app = App::new();
-    app.add_plugins((MinimalPlugins, PhysicsPlugin::default()))
-        .insert_resource(Time::<Fixed>::from_seconds(DT))
-        .insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_secs_f64(
-            DT,
-        )));
-    app.update();
+    let mut app = impetus3d::headless_app(DT);
 
     // A static floor whose top face is at y = 0.
     app.world_mut().spawn((

@@ -13,10 +13,9 @@
 //! cargo run --release --example chain
 //! ```
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use bevy::prelude::*;
-use bevy::time::TimeUpdateStrategy;
 use impetus3d::prelude::*;
 
 /// Links in the chain.
@@ -29,13 +28,7 @@ const DT: f64 = 1.0 / 64.0;
 const SECONDS: usize = 10;
 
 fn main() {
-    let mut app = App::new();
-    app.add_plugins((MinimalPlugins, PhysicsPlugin::default()))
-        .insert_resource(Time::<Fixed>::from_seconds(DT))
-        .insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_secs_f64(
-            DT,
-        )));
-    app.update();
+    let mut app = impetus3d::headless_app(DT);
 
     let half = 0.5 * SPACING;
     let anchor = app

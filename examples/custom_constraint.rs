@@ -13,11 +13,8 @@
 //! cargo run --example custom_constraint
 //! ```
 
-use std::time::Duration;
-
 use bevy::ecs::entity::{EntityMapper, MapEntities};
 use bevy::prelude::*;
-use bevy::time::TimeUpdateStrategy;
 use impetus3d::{dynamics::solver::xpbd::XpbdConstraint, prelude::*};
 
 /// A rope of fixed length between `local_anchor1` on `entity1` and `local_anchor2` on
@@ -93,12 +90,7 @@ fn error(world: &World, rope: &CustomConstraint) -> f32 {
 const DT: f64 = 1.0 / 64.0;
 
 fn main() {
-    let mut app = App::new();
-    app.add_plugins((MinimalPlugins, PhysicsPlugin::default()))
-        .insert_resource(Time::<Fixed>::from_seconds(DT))
-        .insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_secs_f64(
-            DT,
-        )));
+    let mut app = impetus3d::headless_app(DT);
     // Registration, as the docs show it.
     let substeps = app
         .get_schedule_mut(SubstepSchedule)
@@ -106,8 +98,6 @@ fn main() {
     substeps.add_systems(
         solve_constraint::<CustomConstraint, 2>.in_set(SubstepSolverSet::SolveUserConstraints),
     );
-    // The first update starts the clocks; from then on every update is one physics step.
-    app.update();
 
     let anchor = app
         .world_mut()

@@ -14,10 +14,7 @@
 //! cargo run --example friction
 //! ```
 
-use std::time::Duration;
-
 use bevy::prelude::*;
-use bevy::time::TimeUpdateStrategy;
 use impetus3d::prelude::*;
 
 /// Physics step, s.
@@ -31,13 +28,7 @@ const T0: f64 = 0.25;
 const T1: f64 = 1.5;
 
 fn main() {
-    let mut app = App::new();
-    app.add_plugins((MinimalPlugins, PhysicsPlugin::default()))
-        .insert_resource(Time::<Fixed>::from_seconds(DT))
-        .insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_secs_f64(
-            DT,
-        )));
-    app.update();
+    let mut app = impetus3d::headless_app(DT);
 
     let theta = ANGLE_DEG.to_radians();
     // The incline rises towards +x; its top face passes through the origin.

@@ -19,10 +19,7 @@
 //! cargo run --example joints
 //! ```
 
-use std::time::Duration;
-
 use bevy::prelude::*;
-use bevy::time::TimeUpdateStrategy;
 use impetus3d::prelude::*;
 
 /// Physics step, s.
@@ -48,13 +45,7 @@ fn readout<J: Joint>(world: &World, entity: Entity) -> (Vec3, Vec3, Vec3) {
 }
 
 fn main() {
-    let mut app = App::new();
-    app.add_plugins((MinimalPlugins, PhysicsPlugin::default()))
-        .insert_resource(Time::<Fixed>::from_seconds(DT))
-        .insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_secs_f64(
-            DT,
-        )));
-    app.update();
+    let mut app = impetus3d::headless_app(DT);
 
     // Each scene sits on its own z plane, 5 m apart; none of the bodies touch.
     let block = |z: f32| {

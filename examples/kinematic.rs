@@ -14,10 +14,7 @@
 //! cargo run --example kinematic
 //! ```
 
-use std::time::Duration;
-
 use bevy::prelude::*;
-use bevy::time::TimeUpdateStrategy;
 use impetus3d::prelude::*;
 
 /// Physics step, s.
@@ -32,13 +29,7 @@ const SECONDS: f64 = 3.5;
 const PADDLE: f32 = 0.2;
 
 fn main() {
-    let mut app = App::new();
-    app.add_plugins((MinimalPlugins, PhysicsPlugin::default()))
-        .insert_resource(Time::<Fixed>::from_seconds(DT))
-        .insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_secs_f64(
-            DT,
-        )));
-    app.update();
+    let mut app = impetus3d::headless_app(DT);
 
     // A static floor whose top face is at y = 0.
     app.world_mut().spawn((

@@ -21,7 +21,6 @@ use std::time::{Duration, Instant};
 
 use bevy::ecs::system::SystemState;
 use bevy::prelude::*;
-use bevy::time::TimeUpdateStrategy;
 use impetus3d::prelude::*;
 
 /// Cubes in the bottom row.
@@ -38,14 +37,7 @@ const DT: f64 = 1.0 / 64.0;
 const SECONDS: usize = 10;
 
 fn main() {
-    let mut app = App::new();
-    app.add_plugins((MinimalPlugins, PhysicsPlugin::default()))
-        .insert_resource(Time::<Fixed>::from_seconds(DT))
-        .insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_secs_f64(
-            DT,
-        )));
-    // The first update starts the clocks; from then on every update is one physics step.
-    app.update();
+    let mut app = impetus3d::headless_app(DT);
 
     // A static ground whose top face is at y = 0.
     app.world_mut().spawn((

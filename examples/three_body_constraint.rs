@@ -14,11 +14,8 @@
 //! cargo run --example three_body_constraint
 //! ```
 
-use std::time::Duration;
-
 use bevy::ecs::entity::{EntityMapper, MapEntities};
 use bevy::prelude::*;
-use bevy::time::TimeUpdateStrategy;
 use impetus3d::prelude::*;
 
 /// A rope of length `length` from `bodies[0]` over the two sides of the pulley `bodies[1]`
@@ -91,17 +88,11 @@ impl MapEntities for PulleyRope {
 const DT: f64 = 1.0 / 64.0;
 
 fn main() {
-    let mut app = App::new();
-    app.add_plugins((MinimalPlugins, PhysicsPlugin::default()))
-        .insert_resource(Time::<Fixed>::from_seconds(DT))
-        .insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_secs_f64(
-            DT,
-        )))
-        .add_systems(
-            SubstepSchedule,
-            solve_constraint::<PulleyRope, 3>.in_set(SubstepSolverSet::SolveUserConstraints),
-        );
-    app.update();
+    let mut app = impetus3d::headless_app(DT);
+    app.add_systems(
+        SubstepSchedule,
+        solve_constraint::<PulleyRope, 3>.in_set(SubstepSolverSet::SolveUserConstraints),
+    );
 
     let (m1, m3) = (1.0, 2.0);
     let y0 = -3.0;

@@ -160,6 +160,27 @@ impl Plugin for PhysicsPlugin {
     }
 }
 
+/// A headless [`App`] that advances exactly one physics step of `timestep` seconds per
+/// [`App::update`]: `MinimalPlugins`, [`PhysicsPlugin`], `Time<Fixed>` at `timestep` and time
+/// advanced manually by `timestep` per update. The clocks are started with one update, so the
+/// next update is the first step. For tests, benchmarks and servers.
+///
+/// ```
+/// let mut app = impetus3d::headless_app(1.0 / 60.0);
+/// app.update(); // one physics step
+/// assert_eq!(app.world().resource::<impetus3d::PhysicsStepTime>().step_count, 1);
+/// ```
+pub fn headless_app(timestep: f64) -> App {
+    use bevy::time::TimeUpdateStrategy;
+    let step = std::time::Duration::from_secs_f64(timestep);
+    let mut app = App::new();
+    app.add_plugins((MinimalPlugins, PhysicsPlugin::default()))
+        .insert_resource(Time::<Fixed>::from_duration(step))
+        .insert_resource(TimeUpdateStrategy::ManualDuration(step));
+    app.update();
+    app
+}
+
 /// The per-stage plugins [`PhysicsPlugin`] adds, for users who want to replace one.
 #[derive(Debug)]
 pub struct PhysicsPlugins {

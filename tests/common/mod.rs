@@ -1,10 +1,7 @@
 //! Helpers shared by the integration tests: a headless app stepped one physics step per update.
 #![allow(dead_code)]
 
-use std::time::Duration;
-
 use bevy::prelude::*;
-use bevy::time::TimeUpdateStrategy;
 use impetus3d::prelude::*;
 
 /// The physics step the tests use: `Time<Fixed>`'s default, 1/64 s.
@@ -18,14 +15,7 @@ pub fn app() -> App {
 
 /// Like [`app`] with another fixed timestep.
 pub fn app_with_dt(dt: f64) -> App {
-    let mut app = App::new();
-    app.add_plugins((MinimalPlugins, PhysicsPlugin::default()));
-    app.insert_resource(Time::<Fixed>::from_seconds(dt));
-    app.insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_secs_f64(
-        dt,
-    )));
-    app.update();
-    app
+    impetus3d::headless_app(dt)
 }
 
 /// Runs `n` physics steps.

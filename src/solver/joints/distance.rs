@@ -48,7 +48,7 @@ impl DistanceJoint {
     /// and the two are swapped if given in the wrong order).
     pub fn with_limits(mut self, min: Scalar, max: Scalar) -> Self {
         let (min, max) = (min.max(0.0), max.max(0.0));
-        self.limits = Some((min.min(max), min.max(max)));
+        self.limits = Some(super::ordered(min, max));
         self
     }
 

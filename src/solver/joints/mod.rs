@@ -586,6 +586,11 @@ fn point_inverse_mass(body: &RigidBodyQueryItem, r: Vector) -> Matrix3 {
         - skew * body.effective_world_inv_inertia() * skew
 }
 
+/// A limit range with its ends in order.
+pub(crate) fn ordered(a: Scalar, b: Scalar) -> (Scalar, Scalar) {
+    (a.min(b), a.max(b))
+}
+
 /// `angle` wrapped into `(-π, π]`.
 pub(crate) fn wrap_angle(angle: Scalar) -> Scalar {
     use std::f32::consts::{PI, TAU};

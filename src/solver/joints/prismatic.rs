@@ -63,7 +63,7 @@ impl PrismaticJoint {
 
     /// Limits the slider position to `[min, max]` metres.
     pub fn with_limits(mut self, min: Scalar, max: Scalar) -> Self {
-        self.limits = Some((min.min(max), min.max(max)));
+        self.limits = Some(super::ordered(min, max));
         self
     }
 

@@ -65,7 +65,7 @@ impl RevoluteJoint {
 
     /// Limits the hinge angle to `[min, max]` radians.
     pub fn with_angle_limits(mut self, min: Scalar, max: Scalar) -> Self {
-        self.angle_limits = Some((min.min(max), min.max(max)));
+        self.angle_limits = Some(super::ordered(min, max));
         self
     }
 

@@ -71,13 +71,13 @@ impl SphericalJoint {
 
     /// Limits the swing angle to `[min, max]` radians (swing is never negative).
     pub fn with_swing_limits(mut self, min: Scalar, max: Scalar) -> Self {
-        self.swing_limits = Some((min.min(max), min.max(max)));
+        self.swing_limits = Some(super::ordered(min, max));
         self
     }
 
     /// Limits the twist angle to `[min, max]` radians.
     pub fn with_twist_limits(mut self, min: Scalar, max: Scalar) -> Self {
-        self.twist_limits = Some((min.min(max), min.max(max)));
+        self.twist_limits = Some(super::ordered(min, max));
         self
     }
 }
