@@ -105,6 +105,14 @@ fn minimal_app() -> App {
     app
 }
 
+/// What `App::run` does before its first update and a hand-stepped app must do itself: finish
+/// and clean up the plugins, then run the first (empty) update.
+fn finish_and_update(app: &mut App) {
+    app.finish();
+    app.cleanup();
+    app.update();
+}
+
 pub mod impetus {
     use super::*;
     use impetus3d::prelude as ip;
@@ -117,7 +125,7 @@ pub mod impetus {
             let mut app = minimal_app();
             // Default plugin: steps in FixedPostUpdate by Time<Fixed>'s timestep, 4 substeps.
             app.add_plugins(ip::PhysicsPlugin::default());
-            app.update();
+            finish_and_update(&mut app);
             app
         }
         fn ground(world: &mut World) {
@@ -196,7 +204,7 @@ pub mod rapier {
                     dt: DT as f32,
                     substeps: 1,
                 });
-            app.update();
+            finish_and_update(&mut app);
             app
         }
         fn ground(world: &mut World) {
@@ -267,13 +275,10 @@ pub mod avian {
         fn app() -> App {
             let mut app = minimal_app();
             // Default plugins: step in FixedPostUpdate by Time<Fixed>'s timestep, 6 substeps,
-            // XPBD joints. Avian runs Bevy's `mark_dirty_trees` before each step, which reads
-            // the `StaticTransformOptimizations` resource that `TransformPlugin` (not in
-            // `MinimalPlugins`) would insert: insert just the resource, at its default, rather
-            // than the whole plugin (whose per-frame propagation the other two would not pay).
-            app.add_plugins(av::PhysicsPlugins::default())
-                .init_resource::<bevy::transform::StaticTransformOptimizations>();
-            app.update();
+            // XPBD joints. (Avian registers its diagnostics resources in `Plugin::finish`,
+            // which `finish_and_update` runs: without it the first physics step panics.)
+            app.add_plugins(av::PhysicsPlugins::default());
+            finish_and_update(&mut app);
             app
         }
         fn ground(world: &mut World) {

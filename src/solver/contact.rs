@@ -22,6 +22,7 @@
 use bevy::prelude::*;
 use smallvec::SmallVec;
 
+use super::colouring::{BodyState, Colouring, TwoBody};
 use super::softness::SoftCoefficients;
 use super::solver_body::{RigidBodyQueryItem, SolverBodies};
 use crate::collision::{ContactGraph, FrictionImpulse};
@@ -74,10 +75,18 @@ pub(crate) struct ContactConstraint {
     manifold: u32,
 }
 
-/// Every contact constraint of the step.
+impl TwoBody for ContactConstraint {
+    fn bodies(&self) -> (u32, u32) {
+        (self.b1, self.b2)
+    }
+}
+
+/// Every contact constraint of the step, ordered by colour.
 #[derive(Resource, Default)]
 pub(crate) struct ContactConstraints {
     pub constraints: Vec<ContactConstraint>,
+    colouring: Colouring,
+    scratch: Vec<ContactConstraint>,
 }
 
 /// Soft coefficients for dynamic-dynamic and dynamic-static contacts.
@@ -167,6 +176,14 @@ pub(crate) fn prepare_contacts(
             });
         }
     }
+    let contacts = &mut *contacts;
+    let bodies = &solver.bodies;
+    contacts.colouring.colour(
+        &mut contacts.constraints,
+        &mut contacts.scratch,
+        bodies.len(),
+        |slot| bodies[slot as usize].inverse_mass > 0.0,
+    );
 }
 
 fn friction_patch(
@@ -217,38 +234,11 @@ fn inverse(k: Scalar) -> Scalar {
     if k > 0.0 { 1.0 / k } else { 0.0 }
 }
 
-/// Two distinct bodies of the dense storage, mutably. Contacts against the shared static slot
-/// write to it too; it has zero inverse mass, so the writes leave it at rest.
-#[inline]
-fn split(
-    bodies: &mut [RigidBodyQueryItem],
-    b1: u32,
-    b2: u32,
-) -> (&mut RigidBodyQueryItem, &mut RigidBodyQueryItem) {
-    let [a, b] = bodies
-        .get_disjoint_mut([b1 as usize, b2 as usize])
-        .expect("contact bodies are distinct slots");
-    (a, b)
-}
-
 /// Applies `p` to body 2 and `-p` to body 1 at their anchors.
 #[inline]
-fn apply(
-    body1: &mut RigidBodyQueryItem,
-    body2: &mut RigidBodyQueryItem,
-    p: Vector,
-    r1: Vector,
-    r2: Vector,
-) {
-    body1.apply_impulse(-p, r1);
-    body2.apply_impulse(p, r2);
-}
-
-/// Applies the angular impulse `l` to body 2 and `-l` to body 1.
-#[inline]
-fn apply_twist(body1: &mut RigidBodyQueryItem, body2: &mut RigidBodyQueryItem, l: Vector) {
-    body1.angular_velocity -= body1.step_inverse_inertia * l;
-    body2.angular_velocity += body2.step_inverse_inertia * l;
+fn apply(body1: &mut BodyState, body2: &mut BodyState, p: Vector, r1: Vector, r2: Vector) {
+    body1.apply(-p, r1);
+    body2.apply(p, r2);
 }
 
 /// Re-applies the accumulated impulses at the start of each substep.
@@ -256,23 +246,27 @@ pub(crate) fn warm_start(
     mut solver: ResMut<SolverBodies>,
     mut contacts: ResMut<ContactConstraints>,
 ) {
-    let bodies = &mut solver.bodies;
-    for c in &mut contacts.constraints {
-        let (body1, body2) = split(bodies, c.b1, c.b2);
-        for point in &c.points {
-            apply(
-                body1,
-                body2,
-                point.normal_impulse * c.normal,
-                point.r1,
-                point.r2,
-            );
-        }
-        let f = &c.patch;
-        let p = f.tangent_impulse[0] * c.tangents[0] + f.tangent_impulse[1] * c.tangents[1];
-        apply(body1, body2, p, f.r1, f.r2);
-        apply_twist(body1, body2, f.twist_impulse * c.normal);
-    }
+    let contacts = &mut *contacts;
+    contacts.colouring.for_each(
+        &mut contacts.constraints,
+        &mut solver.bodies,
+        |c, body1, body2| {
+            for point in &c.points {
+                apply(
+                    body1,
+                    body2,
+                    point.normal_impulse * c.normal,
+                    point.r1,
+                    point.r2,
+                );
+            }
+            let f = &c.patch;
+            let p = f.tangent_impulse[0] * c.tangents[0] + f.tangent_impulse[1] * c.tangents[1];
+            apply(body1, body2, p, f.r1, f.r2);
+            body1.apply_angular(-f.twist_impulse * c.normal);
+            body2.apply_angular(f.twist_impulse * c.normal);
+        },
+    );
 }
 
 /// Solves contacts with a soft position bias.
@@ -284,8 +278,8 @@ pub(crate) fn solve_contacts(
 ) {
     let coefficients = config.contact_coefficients(time.substep_delta);
     solve(
-        &mut solver.bodies,
-        &mut contacts.constraints,
+        &mut solver,
+        &mut contacts,
         Some(coefficients),
         time.substep_delta,
         config.max_push_out_speed,
@@ -300,8 +294,8 @@ pub(crate) fn relax_contacts(
     config: Res<SolverConfig>,
 ) {
     solve(
-        &mut solver.bodies,
-        &mut contacts.constraints,
+        &mut solver,
+        &mut contacts,
         None,
         time.substep_delta,
         config.max_push_out_speed,
@@ -309,62 +303,64 @@ pub(crate) fn relax_contacts(
 }
 
 fn solve(
-    bodies: &mut [RigidBodyQueryItem],
-    constraints: &mut [ContactConstraint],
+    solver: &mut SolverBodies,
+    contacts: &mut ContactConstraints,
     coefficients: Option<ContactCoefficients>,
     h: Scalar,
     max_push_out: Scalar,
 ) {
     let inv_h = 1.0 / h;
-    for c in constraints {
-        let (body1, body2) = split(bodies, c.b1, c.b2);
-        let soft = coefficients.map(|k| if c.against_static { k.fixed } else { k.dynamic });
-        let d_center = body2.accumulated_translation - body1.accumulated_translation;
-        let (turn1, turn2) = (body1.turned_since_start(), body2.turned_since_start());
-        let mut total_normal = 0.0;
-        // The biased pass runs through the points forwards and the relax pass backwards, so
-        // neither end of a manifold systematically takes the load first.
-        let mut order = [0usize, 1, 2, 3, 4, 5, 6, 7];
-        let n = c.points.len().min(order.len());
-        if coefficients.is_none() {
-            order[..n].reverse();
-        }
-        for &i in &order[..n] {
-            let point = &mut c.points[i];
-            let moved = d_center + turn2.cross(point.r2) - turn1.cross(point.r1);
-            let s = point.separation + c.normal.dot(moved);
-            let (bias, mass_scale, impulse_scale) = if s > 0.0 {
-                (s * inv_h, 1.0, 0.0)
-            } else if let Some(soft) = soft {
-                (
-                    (soft.bias_rate * s).max(-max_push_out),
-                    soft.mass_scale,
-                    soft.impulse_scale,
-                )
-            } else {
-                (0.0, 1.0, 0.0)
-            };
-            let vn = c
-                .normal
-                .dot(body2.velocity_at(point.r2) - body1.velocity_at(point.r1));
-            let impulse = -point.normal_mass * mass_scale * (vn + bias)
-                - impulse_scale * point.normal_impulse;
-            let new_impulse = (point.normal_impulse + impulse).max(0.0);
-            let applied = new_impulse - point.normal_impulse;
-            point.normal_impulse = new_impulse;
-            point.max_normal_impulse = point.max_normal_impulse.max(new_impulse);
-            total_normal += new_impulse;
-            apply(body1, body2, applied * c.normal, point.r1, point.r2);
-        }
-        solve_friction(c, body1, body2, c.friction * total_normal);
-    }
+    contacts.colouring.for_each(
+        &mut contacts.constraints,
+        &mut solver.bodies,
+        |c, body1, body2| {
+            let soft = coefficients.map(|k| if c.against_static { k.fixed } else { k.dynamic });
+            let d_center = body2.moved - body1.moved;
+            let mut total_normal = 0.0;
+            // The biased pass runs through the points forwards and the relax pass backwards,
+            // so neither end of a manifold systematically takes the load first.
+            let mut order = [0usize, 1, 2, 3, 4, 5, 6, 7];
+            let n = c.points.len().min(order.len());
+            if coefficients.is_none() {
+                order[..n].reverse();
+            }
+            for &i in &order[..n] {
+                let point = &mut c.points[i];
+                let moved = d_center + body2.turned.cross(point.r2) - body1.turned.cross(point.r1);
+                let s = point.separation + c.normal.dot(moved);
+                let (bias, mass_scale, impulse_scale) = if s > 0.0 {
+                    (s * inv_h, 1.0, 0.0)
+                } else if let Some(soft) = soft {
+                    (
+                        (soft.bias_rate * s).max(-max_push_out),
+                        soft.mass_scale,
+                        soft.impulse_scale,
+                    )
+                } else {
+                    (0.0, 1.0, 0.0)
+                };
+                let vn = c
+                    .normal
+                    .dot(body2.velocity_at(point.r2) - body1.velocity_at(point.r1));
+                let impulse = -point.normal_mass * mass_scale * (vn + bias)
+                    - impulse_scale * point.normal_impulse;
+                let new_impulse = (point.normal_impulse + impulse).max(0.0);
+                let applied = new_impulse - point.normal_impulse;
+                point.normal_impulse = new_impulse;
+                point.max_normal_impulse = point.max_normal_impulse.max(new_impulse);
+                total_normal += new_impulse;
+                apply(body1, body2, applied * c.normal, point.r1, point.r2);
+            }
+            solve_friction(c, body1, body2, c.friction * total_normal);
+        },
+    );
 }
 
 /// Patch friction: tangent impulses in a circle of radius `max`, twist within `max · radius`.
 fn solve_friction(
     c: &mut ContactConstraint,
-    body1: &mut RigidBodyQueryItem,
-    body2: &mut RigidBodyQueryItem,
+    body1: &mut BodyState,
+    body2: &mut BodyState,
     max: Scalar,
 ) {
     let f = &mut c.patch;
@@ -386,7 +382,9 @@ fn solve_friction(
     let max_twist = max * f.radius;
     let old = f.twist_impulse;
     f.twist_impulse = (old - f.twist_mass * spin).clamp(-max_twist, max_twist);
-    apply_twist(body1, body2, (f.twist_impulse - old) * c.normal);
+    let l = (f.twist_impulse - old) * c.normal;
+    body1.apply_angular(-l);
+    body2.apply_angular(l);
 }
 
 /// Applies restitution once per step to points that approached faster than the threshold.
@@ -396,27 +394,30 @@ pub(crate) fn apply_restitution(
     config: Res<SolverConfig>,
 ) {
     let threshold = config.restitution_threshold;
-    let bodies = &mut solver.bodies;
-    for c in &mut contacts.constraints {
-        if c.restitution == 0.0 {
-            continue;
-        }
-        let (body1, body2) = split(bodies, c.b1, c.b2);
-        for point in &mut c.points {
-            if point.relative_velocity > -threshold || point.max_normal_impulse == 0.0 {
-                continue;
+    let contacts = &mut *contacts;
+    contacts.colouring.for_each(
+        &mut contacts.constraints,
+        &mut solver.bodies,
+        |c, body1, body2| {
+            if c.restitution == 0.0 {
+                return;
             }
-            let vn = c
-                .normal
-                .dot(body2.velocity_at(point.r2) - body1.velocity_at(point.r1));
-            let impulse = -point.normal_mass * (vn + c.restitution * point.relative_velocity);
-            let new_impulse = (point.normal_impulse + impulse).max(0.0);
-            let applied = new_impulse - point.normal_impulse;
-            point.normal_impulse = new_impulse;
-            point.max_normal_impulse = point.max_normal_impulse.max(new_impulse);
-            apply(body1, body2, applied * c.normal, point.r1, point.r2);
-        }
-    }
+            for point in &mut c.points {
+                if point.relative_velocity > -threshold || point.max_normal_impulse == 0.0 {
+                    continue;
+                }
+                let vn = c
+                    .normal
+                    .dot(body2.velocity_at(point.r2) - body1.velocity_at(point.r1));
+                let impulse = -point.normal_mass * (vn + c.restitution * point.relative_velocity);
+                let new_impulse = (point.normal_impulse + impulse).max(0.0);
+                let applied = new_impulse - point.normal_impulse;
+                point.normal_impulse = new_impulse;
+                point.max_normal_impulse = point.max_normal_impulse.max(new_impulse);
+                apply(body1, body2, applied * c.normal, point.r1, point.r2);
+            }
+        },
+    );
 }
 
 /// Stores the accumulated impulses in the contact graph for warm starting and reporting.

@@ -6,6 +6,7 @@
 //! substep (in [`SubstepSolverSet`] order): integrate velocities, warm start, solve contacts,
 //! integrate positions, relax contacts, solve joints and user constraints, project velocities.
 
+mod colouring;
 pub mod contact;
 pub mod integrator;
 pub mod joints;

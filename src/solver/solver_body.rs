@@ -160,14 +160,6 @@ impl RigidBodyQueryItem {
     pub fn velocity_at(&self, r: Vector) -> Vector {
         self.linear_velocity + self.angular_velocity.cross(r)
     }
-
-    /// Applies a velocity-level impulse `p` at offset `r` from the centre of mass, using the
-    /// step's inertia.
-    #[inline]
-    pub(crate) fn apply_impulse(&mut self, p: Vector, r: Vector) {
-        self.linear_velocity += self.inverse_mass * self.translation_mask * p;
-        self.angular_velocity += self.step_inverse_inertia * r.cross(p);
-    }
 }
 
 fn mask_rotation(inverse_inertia: Matrix3, locked: LockedAxes) -> Matrix3 {
