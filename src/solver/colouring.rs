@@ -47,7 +47,7 @@ impl Colouring {
     /// `dynamic(slot)` tells whether a body is written by the solver.
     pub(crate) fn colour<T: TwoBody + Clone>(
         &mut self,
-        constraints: &mut Vec<T>,
+        constraints: &mut [T],
         scratch: &mut Vec<T>,
         body_count: usize,
         dynamic: impl Fn(u32) -> bool,
