@@ -43,6 +43,9 @@
 //!   Müller et al., "Detailed Rigid Body Simulation with Extended Position Based Dynamics"
 //!   (2020).
 //! - Collision detection: [parry3d](https://parry.rs).
+//! - Parallelism: contact constraints are graph-coloured (as in Box2D v3) and each colour is
+//!   solved in parallel chunks; the narrow phase runs pairs in parallel. Both give
+//!   bit-identical results for any thread count. Enable the `parallel` feature for threads.
 //!
 //! ## Defaults (and why)
 //!
