@@ -73,19 +73,39 @@ fn group(c: &mut Criterion, name: &str, kind: SceneKind, measurement: Duration) 
 }
 
 fn pyramid(c: &mut Criterion) {
-    group(c, "pyramid_base_20", SceneKind::Pyramid, Duration::from_secs(3));
+    group(
+        c,
+        "pyramid_base_20",
+        SceneKind::Pyramid,
+        Duration::from_secs(3),
+    );
 }
 
 fn pile(c: &mut Criterion) {
-    group(c, "pile_4096_cubes", SceneKind::Pile, Duration::from_secs(8));
+    group(
+        c,
+        "pile_4096_cubes",
+        SceneKind::Pile,
+        Duration::from_secs(8),
+    );
 }
 
 fn joint_grid(c: &mut Criterion) {
-    group(c, "joint_grid_40x40", SceneKind::JointGrid, Duration::from_secs(4));
+    group(
+        c,
+        "joint_grid_40x40",
+        SceneKind::JointGrid,
+        Duration::from_secs(4),
+    );
 }
 
 fn chain(c: &mut Criterion) {
-    group(c, "chain_100_links", SceneKind::Chain, Duration::from_secs(3));
+    group(
+        c,
+        "chain_100_links",
+        SceneKind::Chain,
+        Duration::from_secs(3),
+    );
 }
 
 criterion_group!(benches, pyramid, pile, joint_grid, chain);

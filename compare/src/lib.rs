@@ -84,8 +84,13 @@ pub trait Backend {
     fn cube(world: &mut World, position: Vec3) -> Entity;
     /// A ball of `radius`; static or dynamic (never sleeping); colliding with everything or
     /// with nothing.
-    fn ball(world: &mut World, position: Vec3, radius: f32, dynamic: bool, collides: bool)
-    -> Entity;
+    fn ball(
+        world: &mut World,
+        position: Vec3,
+        radius: f32,
+        dynamic: bool,
+        collides: bool,
+    ) -> Entity;
     /// A static body without a collider.
     fn anchor(world: &mut World, position: Vec3) -> Entity;
     /// A spherical joint between `a` and `b` at the given local anchors.
@@ -179,9 +184,7 @@ pub mod impetus {
             );
         }
         fn kick(world: &mut World, body: Entity, velocity: Vec3) {
-            world
-                .entity_mut(body)
-                .insert(ip::LinearVelocity(velocity));
+            world.entity_mut(body).insert(ip::LinearVelocity(velocity));
         }
     }
 }
@@ -260,7 +263,9 @@ pub mod rapier {
             world.spawn((rp::ImpulseJoint::new(a, joint), ChildOf(b)));
         }
         fn kick(world: &mut World, body: Entity, velocity: Vec3) {
-            world.entity_mut(body).insert(rp::Velocity::linear(velocity));
+            world
+                .entity_mut(body)
+                .insert(rp::Velocity::linear(velocity));
         }
     }
 }
@@ -332,9 +337,7 @@ pub mod avian {
             );
         }
         fn kick(world: &mut World, body: Entity, velocity: Vec3) {
-            world
-                .entity_mut(body)
-                .insert(av::LinearVelocity(velocity));
+            world.entity_mut(body).insert(av::LinearVelocity(velocity));
         }
     }
 }

@@ -363,6 +363,28 @@ impl JointSolve {
         }
     }
 
+    /// Applies the position impulse `p` to body 1 and `-p` to body 2 at their anchors, and
+    /// books the force it exerts on body 2.
+    fn push(
+        &mut self,
+        b1: &mut RigidBodyQueryItem,
+        b2: &mut RigidBodyQueryItem,
+        anchors: &Anchors,
+        p: Vector,
+    ) {
+        apply_position_impulse(b1, p, anchors.r1);
+        apply_position_impulse(b2, -p, anchors.r2);
+        self.force -= p / (self.h * self.h);
+    }
+
+    /// Applies the angular position impulse `p` to body 1 and `-p` to body 2, and books the
+    /// torque it exerts on body 2.
+    fn turn(&mut self, b1: &mut RigidBodyQueryItem, b2: &mut RigidBodyQueryItem, p: Vector) {
+        apply_angular_impulse(b1, p);
+        apply_angular_impulse(b2, -p);
+        self.torque -= p / (self.h * self.h);
+    }
+
     /// Joins the anchors, solving all three directions at once: with the 3×3 generalized
     /// inverse mass `K = K₁ + K₂`, `Kᵢ = wᵢ I − [rᵢ]× Iᵢ⁻¹ [rᵢ]×`, the vector multiplier update
     /// is `Δλ = −(K + α̃ I)⁻¹ (C + α̃ λ)`. An anchor away from the centre of mass makes `K`
@@ -386,9 +408,7 @@ impl JointSolve {
         }
         let p = -(k.inverse() * (delta + tilde * *lagrange));
         *lagrange += p;
-        apply_position_impulse(b1, p, anchors.r1);
-        apply_position_impulse(b2, -p, anchors.r2);
-        self.force -= p / (self.h * self.h);
+        self.push(b1, b2, &anchors, p);
     }
 
     /// Turns the bodies by the full rotation vector `rotation` (body 1 turned past body 2),
@@ -421,9 +441,7 @@ impl JointSolve {
         }
         let p = -(k.inverse() * (rotation + tilde * *lagrange));
         *lagrange += p;
-        apply_angular_impulse(b1, p);
-        apply_angular_impulse(b2, -p);
-        self.torque -= p / (self.h * self.h);
+        self.turn(b1, b2, p);
     }
 
     /// Drives `delta` (how far anchor 1 is past where it should be, relative to anchor 2) to
@@ -482,9 +500,7 @@ impl JointSolve {
             positional_inverse_mass(b1, anchors.r1, n) + positional_inverse_mass(b2, anchors.r2, n);
         let dl = clamped_update(lagrange, c, w, compliance, self.h, max_lagrange);
         let p = dl * n;
-        apply_position_impulse(b1, p, anchors.r1);
-        apply_position_impulse(b2, -p, anchors.r2);
-        self.force -= p / (self.h * self.h);
+        self.push(b1, b2, anchors, p);
         p
     }
 
@@ -505,9 +521,7 @@ impl JointSolve {
         let n = rotation / c;
         let w = angular_inverse_mass(b1, n) + angular_inverse_mass(b2, n);
         let p = clamped_update(lagrange, c, w, compliance, self.h, max_lagrange) * n;
-        apply_angular_impulse(b1, p);
-        apply_angular_impulse(b2, -p);
-        self.torque -= p / (self.h * self.h);
+        self.turn(b1, b2, p);
         p
     }
 
