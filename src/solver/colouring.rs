@@ -16,7 +16,7 @@ use std::ops::Range;
 use bevy::tasks::ComputeTaskPool;
 
 use super::solver_body::RigidBodyQueryItem;
-use crate::math::{Matrix3, Scalar, Vector};
+use crate::math::{Scalar, Vector};
 
 /// Colours available before constraints overflow into the sequential group.
 const COLOURS: usize = 63;
@@ -188,9 +188,6 @@ pub(crate) struct BodyState {
     pub linear_velocity: Vector,
     pub angular_velocity: Vector,
     pub inverse_mass: Scalar,
-    pub translation_mask: Vector,
-    /// World inverse inertia at the step's starting rotation.
-    pub inverse_inertia: Matrix3,
     /// Centre-of-mass displacement since the start of the step.
     pub moved: Vector,
     /// Rotation since the start of the step, as a small-angle rotation vector.
@@ -203,29 +200,8 @@ impl BodyState {
             linear_velocity: body.linear_velocity,
             angular_velocity: body.angular_velocity,
             inverse_mass: body.inverse_mass,
-            translation_mask: body.translation_mask,
-            inverse_inertia: body.step_inverse_inertia,
             moved: body.accumulated_translation,
             turned: body.turned_since_start(),
         }
-    }
-
-    /// Velocity of the point at offset `r` from the centre of mass.
-    #[inline]
-    pub fn velocity_at(&self, r: Vector) -> Vector {
-        self.linear_velocity + self.angular_velocity.cross(r)
-    }
-
-    /// Applies the impulse `p` at offset `r`.
-    #[inline]
-    pub fn apply(&mut self, p: Vector, r: Vector) {
-        self.linear_velocity += self.inverse_mass * self.translation_mask * p;
-        self.angular_velocity += self.inverse_inertia * r.cross(p);
-    }
-
-    /// Applies the angular impulse `l`.
-    #[inline]
-    pub fn apply_angular(&mut self, l: Vector) {
-        self.angular_velocity += self.inverse_inertia * l;
     }
 }

@@ -29,15 +29,83 @@ use crate::collision::{ContactGraph, FrictionImpulse};
 use crate::math::{Scalar, Vector, tangent_basis};
 use crate::{PhysicsStepTime, SolverConfig};
 
-/// One contact point of a [`ContactConstraint`].
+/// How an impulse along a fixed direction `d` at anchors `r₁`, `r₂` acts on two bodies,
+/// precomputed once per step (the direction, anchors and step inertia do not change within
+/// it): the speed along `d` is `d·(v₂ − v₁) + (r₂ × d)·ω₂ − (r₁ × d)·ω₁`, and an impulse `λ`
+/// turns the bodies by `∓λ I⁻¹ (r × d)`.
+#[derive(Clone, Copy, Debug, Default)]
+struct Arm {
+    cross1: Vector,
+    cross2: Vector,
+    turn1: Vector,
+    turn2: Vector,
+    /// `1 / (d·w₁ d + d·w₂ d + (r₁×d)ᵀ I₁⁻¹ (r₁×d) + (r₂×d)ᵀ I₂⁻¹ (r₂×d))`.
+    mass: Scalar,
+}
+
+impl Arm {
+    fn new(
+        body1: &RigidBodyQueryItem,
+        body2: &RigidBodyQueryItem,
+        r1: Vector,
+        r2: Vector,
+        d: Vector,
+    ) -> Self {
+        let (cross1, cross2) = (r1.cross(d), r2.cross(d));
+        let (turn1, turn2) = (
+            body1.step_inverse_inertia * cross1,
+            body2.step_inverse_inertia * cross2,
+        );
+        let k = body1.inverse_mass * (body1.translation_mask * d).dot(d)
+            + body2.inverse_mass * (body2.translation_mask * d).dot(d)
+            + cross1.dot(turn1)
+            + cross2.dot(turn2);
+        Self {
+            cross1,
+            cross2,
+            turn1,
+            turn2,
+            mass: if k > 0.0 { 1.0 / k } else { 0.0 },
+        }
+    }
+
+    /// Relative speed along `d` (the linear part is passed in, shared by all arms along `d`).
+    #[inline]
+    fn speed(&self, linear: Scalar, body1: &BodyState, body2: &BodyState) -> Scalar {
+        linear + self.cross2.dot(body2.angular_velocity) - self.cross1.dot(body1.angular_velocity)
+    }
+
+    /// Applies `λ` along `d` to body 2 and `−λ` to body 1; `push` is `d` scaled by each
+    /// body's (masked) inverse mass.
+    #[inline]
+    fn apply(
+        &self,
+        push: &[Vector; 2],
+        lambda: Scalar,
+        body1: &mut BodyState,
+        body2: &mut BodyState,
+    ) {
+        body1.linear_velocity -= lambda * push[0];
+        body1.angular_velocity -= lambda * self.turn1;
+        body2.linear_velocity += lambda * push[1];
+        body2.angular_velocity += lambda * self.turn2;
+    }
+}
+
+/// `d` scaled by each body's masked inverse mass: the velocity change per unit impulse.
+fn push(body1: &RigidBodyQueryItem, body2: &RigidBodyQueryItem, d: Vector) -> [Vector; 2] {
+    [
+        body1.inverse_mass * body1.translation_mask * d,
+        body2.inverse_mass * body2.translation_mask * d,
+    ]
+}
+
+/// One contact point of a contact constraint.
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct ContactConstraintPoint {
-    /// Anchor relative to each centre of mass, world frame at the step start.
-    r1: Vector,
-    r2: Vector,
+    arm: Arm,
     /// Separation at the step start.
     separation: Scalar,
-    normal_mass: Scalar,
     normal_impulse: Scalar,
     max_normal_impulse: Scalar,
     /// Normal speed before the solve, for restitution.
@@ -47,9 +115,10 @@ pub(crate) struct ContactConstraintPoint {
 /// The friction of a whole manifold, applied at the centre of its points.
 #[derive(Clone, Copy, Debug, Default)]
 struct FrictionPatch {
-    r1: Vector,
-    r2: Vector,
-    tangent_mass: [Scalar; 2],
+    arms: [Arm; 2],
+    push: [[Vector; 2]; 2],
+    /// `I⁻¹ n` of each body, and the effective mass of a twist about the normal.
+    twist: [Vector; 2],
     twist_mass: Scalar,
     /// Mean distance of the points from the centre: the twist friction's lever arm.
     radius: Scalar,
@@ -64,6 +133,7 @@ pub(crate) struct ContactConstraint {
     b2: u32,
     normal: Vector,
     tangents: [Vector; 2],
+    push: [Vector; 2],
     friction: Scalar,
     restitution: Scalar,
     /// Contacts with a static or sleeping body use the stiffer coefficients.
@@ -86,7 +156,8 @@ impl TwoBody for ContactConstraint {
 pub(crate) struct ContactConstraints {
     pub constraints: Vec<ContactConstraint>,
     colouring: Colouring,
-    scratch: Vec<ContactConstraint>,
+    manifolds: Vec<ManifoldRef>,
+    scratch: Vec<ManifoldRef>,
 }
 
 /// Soft coefficients for dynamic-dynamic and dynamic-static contacts.
@@ -96,94 +167,127 @@ pub(crate) struct ContactCoefficients {
     pub fixed: SoftCoefficients,
 }
 
-/// Builds contact constraints from the contact graph.
+/// Builds contact constraints from the contact graph, in colour order.
 pub(crate) fn prepare_contacts(
     mut contacts: ResMut<ContactConstraints>,
     solver: Res<SolverBodies>,
     graph: Res<ContactGraph>,
     time: Res<PhysicsStepTime>,
 ) {
-    contacts.constraints.clear();
-    // Impulses are stored per step; the solver accumulates per substep.
-    let per_substep = 1.0 / time.substeps as Scalar;
+    let contacts = &mut *contacts;
+    let bodies = &solver.bodies;
+    // Which manifolds take part, and between which bodies: colouring reorders these small
+    // references, and the constraints are then built directly in their final order.
+    contacts.manifolds.clear();
     for (pair_index, pair) in graph.pairs.iter().enumerate() {
         if pair.sensor || pair.manifolds.is_empty() {
             continue;
         }
-        let b1 = solver.contact_slot(pair.body1);
-        let b2 = solver.contact_slot(pair.body2);
-        let (body1, body2) = (&solver.bodies[b1], &solver.bodies[b2]);
-        if body1.inverse_mass == 0.0 && body2.inverse_mass == 0.0 {
+        let b1 = solver.contact_slot(pair.body1) as u32;
+        let b2 = solver.contact_slot(pair.body2) as u32;
+        if bodies[b1 as usize].inverse_mass == 0.0 && bodies[b2 as usize].inverse_mass == 0.0 {
             continue;
         }
         for (manifold_index, manifold) in pair.manifolds.iter().enumerate() {
-            if manifold.points.is_empty() {
-                continue;
+            if !manifold.points.is_empty() {
+                contacts.manifolds.push(ManifoldRef {
+                    pair: pair_index as u32,
+                    manifold: manifold_index as u32,
+                    b1,
+                    b2,
+                });
             }
-            let frame1 = manifold
-                .subshape_pos1
-                .map_or(pair.pose1, |p| pair.pose1 * p);
-            let frame2 = manifold
-                .subshape_pos2
-                .map_or(pair.pose2, |p| pair.pose2 * p);
-            let normal = frame1.rotation * manifold.local_n1;
-            let tangents = <[Vector; 2]>::from(tangent_basis(normal));
-            let anchors: SmallVec<[Vector; 4]> = manifold
-                .points
-                .iter()
-                .map(|c| 0.5 * (frame1 * c.local_p1 + frame2 * c.local_p2))
-                .collect();
-            let points = manifold
-                .points
-                .iter()
-                .zip(&anchors)
-                .map(|(c, &anchor)| {
-                    let r1 = anchor - body1.current_center_of_mass();
-                    let r2 = anchor - body2.current_center_of_mass();
-                    ContactConstraintPoint {
-                        r1,
-                        r2,
-                        separation: c.dist,
-                        normal_mass: inverse(point_inverse_mass(body1, body2, r1, r2, normal)),
-                        normal_impulse: c.data * per_substep,
-                        max_normal_impulse: 0.0,
-                        relative_velocity: normal
-                            .dot(body2.velocity_at(r2) - body1.velocity_at(r1)),
-                    }
-                })
-                .collect();
-            let patch = friction_patch(
-                body1,
-                body2,
-                &anchors,
-                normal,
-                tangents,
-                manifold.data,
-                per_substep,
-            );
-            contacts.constraints.push(ContactConstraint {
-                b1: b1 as u32,
-                b2: b2 as u32,
-                normal,
-                tangents,
-                friction: pair.friction,
-                restitution: pair.restitution,
-                against_static: b1 == SolverBodies::STATIC || b2 == SolverBodies::STATIC,
-                points,
-                patch,
-                pair: pair_index as u32,
-                manifold: manifold_index as u32,
-            });
         }
     }
-    let contacts = &mut *contacts;
-    let bodies = &solver.bodies;
     contacts.colouring.colour(
-        &mut contacts.constraints,
+        &mut contacts.manifolds,
         &mut contacts.scratch,
         bodies.len(),
         |slot| bodies[slot as usize].inverse_mass > 0.0,
     );
+    // Impulses are stored per step; the solver accumulates per substep.
+    let per_substep = 1.0 / time.substeps as Scalar;
+    contacts.constraints.clear();
+    contacts.constraints.extend(
+        contacts
+            .manifolds
+            .iter()
+            .map(|r| build_constraint(r, &graph, bodies, per_substep)),
+    );
+}
+
+/// A manifold that becomes a contact constraint this step.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ManifoldRef {
+    pair: u32,
+    manifold: u32,
+    b1: u32,
+    b2: u32,
+}
+
+impl TwoBody for ManifoldRef {
+    fn bodies(&self) -> (u32, u32) {
+        (self.b1, self.b2)
+    }
+}
+
+fn build_constraint(
+    r: &ManifoldRef,
+    graph: &ContactGraph,
+    bodies: &[RigidBodyQueryItem],
+    per_substep: Scalar,
+) -> ContactConstraint {
+    let pair = &graph.pairs[r.pair as usize];
+    let manifold = &pair.manifolds[r.manifold as usize];
+    let (body1, body2) = (&bodies[r.b1 as usize], &bodies[r.b2 as usize]);
+    let frame1 = manifold
+        .subshape_pos1
+        .map_or(pair.pose1, |p| pair.pose1 * p);
+    let frame2 = manifold
+        .subshape_pos2
+        .map_or(pair.pose2, |p| pair.pose2 * p);
+    let normal = frame1.rotation * manifold.local_n1;
+    let tangents = <[Vector; 2]>::from(tangent_basis(normal));
+    let (center1, center2) = (
+        body1.current_center_of_mass(),
+        body2.current_center_of_mass(),
+    );
+    let mut anchors = SmallVec::<[Vector; 4]>::new();
+    let mut points = SmallVec::new();
+    for c in &manifold.points {
+        let anchor = 0.5 * (frame1 * c.local_p1 + frame2 * c.local_p2);
+        let (r1, r2) = (anchor - center1, anchor - center2);
+        anchors.push(anchor);
+        points.push(ContactConstraintPoint {
+            arm: Arm::new(body1, body2, r1, r2, normal),
+            separation: c.dist,
+            normal_impulse: c.data * per_substep,
+            max_normal_impulse: 0.0,
+            relative_velocity: normal.dot(body2.velocity_at(r2) - body1.velocity_at(r1)),
+        });
+    }
+    ContactConstraint {
+        b1: r.b1,
+        b2: r.b2,
+        normal,
+        tangents,
+        push: push(body1, body2, normal),
+        friction: pair.friction,
+        restitution: pair.restitution,
+        against_static: r.b1 == SolverBodies::STATIC as u32 || r.b2 == SolverBodies::STATIC as u32,
+        points,
+        patch: friction_patch(
+            body1,
+            body2,
+            &anchors,
+            normal,
+            tangents,
+            manifold.data,
+            per_substep,
+        ),
+        pair: r.pair,
+        manifold: r.manifold,
+    }
 }
 
 fn friction_patch(
@@ -198,13 +302,16 @@ fn friction_patch(
     let center = anchors.iter().sum::<Vector>() / anchors.len() as Scalar;
     let r1 = center - body1.current_center_of_mass();
     let r2 = center - body2.current_center_of_mass();
-    let twist = normal.dot(body1.step_inverse_inertia * normal)
-        + normal.dot(body2.step_inverse_inertia * normal);
+    let twist = [
+        body1.step_inverse_inertia * normal,
+        body2.step_inverse_inertia * normal,
+    ];
+    let k = normal.dot(twist[0]) + normal.dot(twist[1]);
     FrictionPatch {
-        r1,
-        r2,
-        tangent_mass: tangents.map(|t| inverse(point_inverse_mass(body1, body2, r1, r2, t))),
-        twist_mass: inverse(twist),
+        arms: tangents.map(|t| Arm::new(body1, body2, r1, r2, t)),
+        push: tangents.map(|t| push(body1, body2, t)),
+        twist,
+        twist_mass: if k > 0.0 { 1.0 / k } else { 0.0 },
         radius: anchors
             .iter()
             .map(|a| (*a - center).length())
@@ -213,32 +320,6 @@ fn friction_patch(
         tangent_impulse: impulse.tangent.map(|t| t * per_substep),
         twist_impulse: impulse.twist * per_substep,
     }
-}
-
-/// `1/m₁ + 1/m₂ + (r₁ × d)ᵀ I₁⁻¹ (r₁ × d) + (r₂ × d)ᵀ I₂⁻¹ (r₂ × d)` along direction `d`.
-fn point_inverse_mass(
-    body1: &RigidBodyQueryItem,
-    body2: &RigidBodyQueryItem,
-    r1: Vector,
-    r2: Vector,
-    d: Vector,
-) -> Scalar {
-    let (rd1, rd2) = (r1.cross(d), r2.cross(d));
-    body1.inverse_mass * (body1.translation_mask * d).dot(d)
-        + body2.inverse_mass * (body2.translation_mask * d).dot(d)
-        + rd1.dot(body1.step_inverse_inertia * rd1)
-        + rd2.dot(body2.step_inverse_inertia * rd2)
-}
-
-fn inverse(k: Scalar) -> Scalar {
-    if k > 0.0 { 1.0 / k } else { 0.0 }
-}
-
-/// Applies `p` to body 2 and `-p` to body 1 at their anchors.
-#[inline]
-fn apply(body1: &mut BodyState, body2: &mut BodyState, p: Vector, r1: Vector, r2: Vector) {
-    body1.apply(-p, r1);
-    body2.apply(p, r2);
 }
 
 /// Re-applies the accumulated impulses at the start of each substep.
@@ -252,19 +333,14 @@ pub(crate) fn warm_start(
         &mut solver.bodies,
         |c, body1, body2| {
             for point in &c.points {
-                apply(
-                    body1,
-                    body2,
-                    point.normal_impulse * c.normal,
-                    point.r1,
-                    point.r2,
-                );
+                point.arm.apply(&c.push, point.normal_impulse, body1, body2);
             }
             let f = &c.patch;
-            let p = f.tangent_impulse[0] * c.tangents[0] + f.tangent_impulse[1] * c.tangents[1];
-            apply(body1, body2, p, f.r1, f.r2);
-            body1.apply_angular(-f.twist_impulse * c.normal);
-            body2.apply_angular(f.twist_impulse * c.normal);
+            for k in 0..2 {
+                f.arms[k].apply(&f.push[k], f.tangent_impulse[k], body1, body2);
+            }
+            body1.angular_velocity -= f.twist_impulse * f.twist[0];
+            body2.angular_velocity += f.twist_impulse * f.twist[1];
         },
     );
 }
@@ -315,7 +391,10 @@ fn solve(
         &mut solver.bodies,
         |c, body1, body2| {
             let soft = coefficients.map(|k| if c.against_static { k.fixed } else { k.dynamic });
-            let d_center = body2.moved - body1.moved;
+            // Separation now: start separation plus the anchors' relative motion along n,
+            // with rotation linearised (n·(θ × r) = θ·(r × n)), so a spinning ball's anchor
+            // slides along its surface instead of swinging off the contact plane.
+            let moved = c.normal.dot(body2.moved - body1.moved);
             let mut total_normal = 0.0;
             // The biased pass runs through the points forwards and the relax pass backwards,
             // so neither end of a manifold systematically takes the load first.
@@ -326,8 +405,9 @@ fn solve(
             }
             for &i in &order[..n] {
                 let point = &mut c.points[i];
-                let moved = d_center + body2.turned.cross(point.r2) - body1.turned.cross(point.r1);
-                let s = point.separation + c.normal.dot(moved);
+                let arm = &point.arm;
+                let s = point.separation + moved + body2.turned.dot(arm.cross2)
+                    - body1.turned.dot(arm.cross1);
                 let (bias, mass_scale, impulse_scale) = if s > 0.0 {
                     (s * inv_h, 1.0, 0.0)
                 } else if let Some(soft) = soft {
@@ -339,17 +419,16 @@ fn solve(
                 } else {
                     (0.0, 1.0, 0.0)
                 };
-                let vn = c
-                    .normal
-                    .dot(body2.velocity_at(point.r2) - body1.velocity_at(point.r1));
-                let impulse = -point.normal_mass * mass_scale * (vn + bias)
-                    - impulse_scale * point.normal_impulse;
+                let linear = c.normal.dot(body2.linear_velocity - body1.linear_velocity);
+                let vn = arm.speed(linear, body1, body2);
+                let impulse =
+                    -arm.mass * mass_scale * (vn + bias) - impulse_scale * point.normal_impulse;
                 let new_impulse = (point.normal_impulse + impulse).max(0.0);
                 let applied = new_impulse - point.normal_impulse;
                 point.normal_impulse = new_impulse;
                 point.max_normal_impulse = point.max_normal_impulse.max(new_impulse);
                 total_normal += new_impulse;
-                apply(body1, body2, applied * c.normal, point.r1, point.r2);
+                arm.apply(&c.push, applied, body1, body2);
             }
             solve_friction(c, body1, body2, c.friction * total_normal);
         },
@@ -364,17 +443,21 @@ fn solve_friction(
     max: Scalar,
 ) {
     let f = &mut c.patch;
-    let relative = body2.velocity_at(f.r2) - body1.velocity_at(f.r1);
+    let relative = body2.linear_velocity - body1.linear_velocity;
     let old = f.tangent_impulse;
-    let mut new = [0, 1].map(|k| old[k] - f.tangent_mass[k] * c.tangents[k].dot(relative));
+    let mut new = [0, 1].map(|k| {
+        let speed = f.arms[k].speed(c.tangents[k].dot(relative), body1, body2);
+        old[k] - f.arms[k].mass * speed
+    });
     let length = (new[0] * new[0] + new[1] * new[1]).sqrt();
     if length > max {
         let scale = max / length;
         new = new.map(|t| t * scale);
     }
     f.tangent_impulse = new;
-    let p = (new[0] - old[0]) * c.tangents[0] + (new[1] - old[1]) * c.tangents[1];
-    apply(body1, body2, p, f.r1, f.r2);
+    for k in 0..2 {
+        f.arms[k].apply(&f.push[k], new[k] - old[k], body1, body2);
+    }
 
     let spin = c
         .normal
@@ -382,9 +465,9 @@ fn solve_friction(
     let max_twist = max * f.radius;
     let old = f.twist_impulse;
     f.twist_impulse = (old - f.twist_mass * spin).clamp(-max_twist, max_twist);
-    let l = (f.twist_impulse - old) * c.normal;
-    body1.apply_angular(-l);
-    body2.apply_angular(l);
+    let applied = f.twist_impulse - old;
+    body1.angular_velocity -= applied * f.twist[0];
+    body2.angular_velocity += applied * f.twist[1];
 }
 
 /// Applies restitution once per step to points that approached faster than the threshold.
@@ -406,15 +489,14 @@ pub(crate) fn apply_restitution(
                 if point.relative_velocity > -threshold || point.max_normal_impulse == 0.0 {
                     continue;
                 }
-                let vn = c
-                    .normal
-                    .dot(body2.velocity_at(point.r2) - body1.velocity_at(point.r1));
-                let impulse = -point.normal_mass * (vn + c.restitution * point.relative_velocity);
+                let linear = c.normal.dot(body2.linear_velocity - body1.linear_velocity);
+                let vn = point.arm.speed(linear, body1, body2);
+                let impulse = -point.arm.mass * (vn + c.restitution * point.relative_velocity);
                 let new_impulse = (point.normal_impulse + impulse).max(0.0);
                 let applied = new_impulse - point.normal_impulse;
                 point.normal_impulse = new_impulse;
                 point.max_normal_impulse = point.max_normal_impulse.max(new_impulse);
-                apply(body1, body2, applied * c.normal, point.r1, point.r2);
+                point.arm.apply(&c.push, applied, body1, body2);
             }
         },
     );
