@@ -201,7 +201,7 @@ impl BodyState {
             angular_velocity: body.angular_velocity,
             inverse_mass: body.inverse_mass,
             moved: body.accumulated_translation,
-            turned: body.turned_since_start(),
+            turned: body.turned,
         }
     }
 }

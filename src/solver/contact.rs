@@ -396,15 +396,7 @@ fn solve(
             // slides along its surface instead of swinging off the contact plane.
             let moved = c.normal.dot(body2.moved - body1.moved);
             let mut total_normal = 0.0;
-            // The biased pass runs through the points forwards and the relax pass backwards,
-            // so neither end of a manifold systematically takes the load first.
-            let mut order = [0usize, 1, 2, 3, 4, 5, 6, 7];
-            let n = c.points.len().min(order.len());
-            if coefficients.is_none() {
-                order[..n].reverse();
-            }
-            for &i in &order[..n] {
-                let point = &mut c.points[i];
+            let mut solve_point = |point: &mut ContactConstraintPoint| {
                 let arm = &point.arm;
                 let s = point.separation + moved + body2.turned.dot(arm.cross2)
                     - body1.turned.dot(arm.cross1);
@@ -429,6 +421,13 @@ fn solve(
                 point.max_normal_impulse = point.max_normal_impulse.max(new_impulse);
                 total_normal += new_impulse;
                 arm.apply(&c.push, applied, body1, body2);
+            };
+            // The biased pass runs through the points forwards and the relax pass backwards,
+            // so neither end of a manifold systematically takes the load first.
+            if coefficients.is_some() {
+                c.points.iter_mut().for_each(&mut solve_point);
+            } else {
+                c.points.iter_mut().rev().for_each(&mut solve_point);
             }
             solve_friction(c, body1, body2, c.friction * total_normal);
         },

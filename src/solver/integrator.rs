@@ -35,6 +35,7 @@ pub(crate) fn integrate_positions(mut solver: ResMut<SolverBodies>, time: Res<Ph
         if !body.rb.is_static() {
             body.accumulated_translation += body.linear_velocity * h;
             body.rotation = integrate_rotation(body.rotation, body.angular_velocity * h);
+            body.turned = body.turned_since_start();
         }
         if body.constrained {
             body.substep_inverse_inertia = body.world_inv_inertia_now();

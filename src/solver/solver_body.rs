@@ -37,6 +37,9 @@ pub struct RigidBodyQueryItem {
     pub rotation: Quaternion,
     /// Rotation at the start of the step.
     pub(crate) start_rotation: Quaternion,
+    /// [`turned_since_start`](Self::turned_since_start) as of the last position update,
+    /// cached for the contact solver.
+    pub(crate) turned: Vector,
     /// World inverse inertia at the step's starting rotation, with locked axes removed.
     pub(crate) step_inverse_inertia: Matrix3,
     /// 1 on free translation axes, 0 on locked ones.
@@ -98,6 +101,7 @@ impl RigidBodyQueryItem {
             local_inverse_inertia: Matrix3::ZERO,
             start_center: center,
             start_rotation: rotation,
+            turned: Vector::ZERO,
             linear_acceleration: Vector::ZERO,
             angular_acceleration: Vector::ZERO,
             linear_damping: 0.0,

@@ -21,6 +21,7 @@ pub(crate) fn project_velocities(mut solver: ResMut<SolverBodies>, time: Res<Phy
         if body.rotation != body.pre_xpbd_rotation {
             body.angular_velocity +=
                 angular_velocity_between(body.pre_xpbd_rotation, body.rotation, inv_h);
+            body.turned = body.turned_since_start();
         }
     }
 }
