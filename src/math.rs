@@ -34,6 +34,14 @@ pub(crate) fn integrate_rotation(rotation: Quaternion, omega_dt: Vector) -> Quat
     (rotation + dq * 0.5).normalize()
 }
 
+/// [`integrate_rotation`] without renormalising: for the many small corrections of one
+/// substep, whose length error is second order in the angle and removed once per substep.
+#[inline]
+pub(crate) fn nudge_rotation(rotation: Quaternion, omega_dt: Vector) -> Quaternion {
+    let dq = Quaternion::from_xyzw(omega_dt.x, omega_dt.y, omega_dt.z, 0.0) * rotation;
+    rotation + dq * 0.5
+}
+
 /// The angular velocity that turns `from` into `to` over `dt`: twice the vector part of the
 /// delta quaternion, taken on the short arc.
 #[inline]

@@ -7,7 +7,7 @@ use bevy::prelude::*;
 
 use crate::PhysicsStepTime;
 use crate::body::{ComputedMass, LockedAxes, Position, RigidBody, Rotation, Sleeping};
-use crate::math::{Scalar, Vector, integrate_rotation};
+use crate::math::{Scalar, Vector, nudge_rotation};
 use crate::solver::{RigidBodyQueryItem, SolverBodies};
 
 /// A position-level constraint between `ENTITY_COUNT` bodies.
@@ -155,7 +155,7 @@ pub(crate) fn apply_position_impulse(body: &mut RigidBodyQueryItem, p: Vector, r
     }
     body.accumulated_translation += body.effective_inverse_mass() * p;
     let dtheta = body.effective_world_inv_inertia() * r.cross(p);
-    body.rotation = integrate_rotation(body.rotation, dtheta);
+    body.rotation = nudge_rotation(body.rotation, dtheta);
 }
 
 /// Turns a dynamic body by the angular position impulse `p`.
@@ -164,7 +164,7 @@ pub(crate) fn apply_angular_impulse(body: &mut RigidBodyQueryItem, p: Vector) {
         return;
     }
     let dtheta = body.effective_world_inv_inertia() * p;
-    body.rotation = integrate_rotation(body.rotation, dtheta);
+    body.rotation = nudge_rotation(body.rotation, dtheta);
 }
 
 /// Marks a constraint or joint entity that should not be solved (a broken joint gets it).

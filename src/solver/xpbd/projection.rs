@@ -19,6 +19,8 @@ pub(crate) fn project_velocities(mut solver: ResMut<SolverBodies>, time: Res<Phy
             body.linear_velocity += (center - body.pre_xpbd_center) * inv_h;
         }
         if body.rotation != body.pre_xpbd_rotation {
+            // Constraint corrections skip renormalising; do it once here.
+            body.rotation = body.rotation.normalize();
             body.angular_velocity +=
                 angular_velocity_between(body.pre_xpbd_rotation, body.rotation, inv_h);
             body.turned = body.turned_since_start();
