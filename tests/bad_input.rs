@@ -17,6 +17,14 @@ fn names(warnings: &[String], entity: Entity) -> bool {
     })
 }
 
+/// Fails unless some warning names `entity`.
+fn assert_warned(warnings: &[String], entity: Entity) {
+    assert!(
+        names(warnings, entity),
+        "no warning names {entity}: {warnings:?}"
+    );
+}
+
 /// The scene every test disturbs: ground, a two-box stack (sleeping disabled so it stays in
 /// the solver), and a witness ball in free fall far from everything.
 struct Scene {
@@ -103,11 +111,7 @@ fn nan_linear_velocity_is_reset_and_reported() {
         step(&mut scene.app, 44);
         scene
     });
-    assert!(
-        names(&warnings, scene.lower),
-        "no warning names {}: {warnings:?}",
-        scene.lower
-    );
+    assert_warned(&warnings, scene.lower);
     let (lower, upper) = (scene.lower, scene.upper);
     world_is_healthy(&mut scene, 64, &[(lower, 0.5), (upper, 1.5)]);
 }
@@ -125,11 +129,7 @@ fn nan_angular_velocity_is_reset_and_reported() {
         step(&mut scene.app, 44);
         scene
     });
-    assert!(
-        names(&warnings, scene.upper),
-        "no warning names {}: {warnings:?}",
-        scene.upper
-    );
+    assert_warned(&warnings, scene.upper);
     let (lower, upper) = (scene.lower, scene.upper);
     world_is_healthy(&mut scene, 64, &[(lower, 0.5), (upper, 1.5)]);
 }
@@ -152,16 +152,8 @@ fn infinite_velocity_is_reset_and_reported() {
         step(&mut scene.app, 44);
         scene
     });
-    assert!(
-        names(&warnings, scene.lower),
-        "no warning names {}: {warnings:?}",
-        scene.lower
-    );
-    assert!(
-        names(&warnings, scene.upper),
-        "no warning names {}: {warnings:?}",
-        scene.upper
-    );
+    assert_warned(&warnings, scene.lower);
+    assert_warned(&warnings, scene.upper);
     let (lower, upper) = (scene.lower, scene.upper);
     world_is_healthy(&mut scene, 64, &[(lower, 0.5), (upper, 1.5)]);
 }
@@ -206,11 +198,7 @@ fn nan_position_is_rejected_and_reported() {
         step(&mut scene.app, 22);
         scene
     });
-    assert!(
-        names(&warnings, scene.upper),
-        "no warning names {}: {warnings:?}",
-        scene.upper
-    );
+    assert_warned(&warnings, scene.upper);
     let (lower, upper) = (scene.lower, scene.upper);
     // The rejected moves keep the last valid pose: the stack is undisturbed.
     world_is_healthy(&mut scene, 64, &[(lower, 0.5), (upper, 1.5)]);
@@ -235,16 +223,8 @@ fn degenerate_rotation_is_rejected_and_reported() {
         step(&mut scene.app, 22);
         scene
     });
-    assert!(
-        names(&warnings, scene.upper),
-        "no warning names {}: {warnings:?}",
-        scene.upper
-    );
-    assert!(
-        names(&warnings, scene.lower),
-        "no warning names {}: {warnings:?}",
-        scene.lower
-    );
+    assert_warned(&warnings, scene.upper);
+    assert_warned(&warnings, scene.lower);
     let (lower, upper) = (scene.lower, scene.upper);
     world_is_healthy(&mut scene, 64, &[(lower, 0.5), (upper, 1.5)]);
 }
