@@ -112,6 +112,30 @@ impl RigidBodyQueryItem {
         }
     }
 
+    /// A dynamic body at rest with the given mass properties and locked axes.
+    pub(crate) fn dynamic(
+        entity: Entity,
+        position: Vector,
+        rotation: Quaternion,
+        mass: &ComputedMass,
+        locked: LockedAxes,
+    ) -> Self {
+        let mut body = Self::fixed(
+            entity,
+            RigidBody::Dynamic,
+            position,
+            rotation,
+            mass.local_center_of_mass,
+        );
+        body.inverse_mass = mass.inverse_mass;
+        body.local_inverse_inertia = mass.local_inverse_inertia;
+        body.locked_axes = locked;
+        body.translation_mask = locked.translation_mask();
+        body.step_inverse_inertia = body.world_inv_inertia_now();
+        body.substep_inverse_inertia = body.step_inverse_inertia;
+        body
+    }
+
     /// The current world position of the body origin.
     pub fn current_position(&self) -> Vector {
         self.current_center_of_mass() - self.rotation * self.center_of_mass
@@ -286,24 +310,23 @@ pub(crate) fn prepare_solver_bodies(
         if rb.is_static() {
             continue;
         }
-        let mut body = RigidBodyQueryItem::fixed(
-            entity,
-            *rb,
-            position.0,
-            rotation.0,
-            mass.local_center_of_mass,
-        );
+        let mut body = if rb.is_dynamic() {
+            let locked = locked.copied().unwrap_or_default();
+            RigidBodyQueryItem::dynamic(entity, position.0, rotation.0, mass, locked)
+        } else {
+            let mut kinematic = RigidBodyQueryItem::fixed(
+                entity,
+                *rb,
+                position.0,
+                rotation.0,
+                mass.local_center_of_mass,
+            );
+            kinematic.locked_axes = LockedAxes::new();
+            kinematic
+        };
         body.linear_velocity = v.0;
         body.angular_velocity = w.0;
-        body.locked_axes = LockedAxes::new();
         if rb.is_dynamic() {
-            let locked = locked.copied().unwrap_or_default();
-            body.locked_axes = locked;
-            body.inverse_mass = mass.inverse_mass;
-            body.local_inverse_inertia = mass.local_inverse_inertia;
-            body.translation_mask = locked.translation_mask();
-            body.step_inverse_inertia = body.world_inv_inertia_now();
-            body.substep_inverse_inertia = body.step_inverse_inertia;
             let g = gravity.0 * gravity_scale.map_or(1.0, |g| g.0);
             let f = force.map_or(Vector::ZERO, |f| f.0);
             let t = torque.map_or(Vector::ZERO, |t| t.0);

@@ -346,23 +346,13 @@ fn resolve<const N: usize>(
         None => {
             let (rb, position, rotation, mass, locked, sleeping) =
                 participants.get(e).expect("checked above");
-            let mut body = RigidBodyQueryItem::fixed(
-                e,
-                *rb,
-                position.0,
-                rotation.0,
-                mass.local_center_of_mass,
-            );
-            if rb.is_dynamic() && sleeping {
-                body.inverse_mass = mass.inverse_mass;
-                body.local_inverse_inertia = mass.local_inverse_inertia;
-                let locked = locked.copied().unwrap_or_default();
-                body.locked_axes = locked;
-                body.translation_mask = locked.translation_mask();
-                body.step_inverse_inertia = body.world_inv_inertia_now();
-                body.substep_inverse_inertia = body.step_inverse_inertia;
+            let body = if rb.is_dynamic() && sleeping {
                 solver.woken.push(e);
-            }
+                let locked = locked.copied().unwrap_or_default();
+                RigidBodyQueryItem::dynamic(e, position.0, rotation.0, mass, locked)
+            } else {
+                RigidBodyQueryItem::fixed(e, *rb, position.0, rotation.0, mass.local_center_of_mass)
+            };
             solver.push(body)
         }
     });
