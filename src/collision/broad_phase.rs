@@ -80,6 +80,24 @@ pub(crate) struct BroadPhase {
     leaves: Vec<u32>,
 }
 
+impl BroadPhase {
+    /// This step's proxy for a BVH leaf, if that leaf is in the tree.
+    pub(crate) fn leaf_proxy(&self, leaf: u32) -> Option<&ColliderProxy> {
+        let index = self.leaf_proxy.get(leaf as usize)?.0;
+        self.proxies.get(index as usize)
+    }
+
+    /// The proxies whose (enlarged) AABB in the tree overlaps `aabb`, found through the BVH.
+    pub(crate) fn proxies_in_aabb<'a>(
+        &'a self,
+        aabb: &'a Aabb,
+    ) -> impl Iterator<Item = &'a ColliderProxy> + 'a {
+        self.bvh
+            .intersect_aabb(aabb)
+            .filter_map(|leaf| self.leaf_proxy(leaf))
+    }
+}
+
 /// Builds the collider snapshot with world poses and enlarged AABBs.
 #[allow(clippy::type_complexity)]
 pub(crate) fn collect_colliders(
