@@ -81,6 +81,7 @@ pub mod collision;
 pub mod math;
 pub mod schedule;
 pub mod solver;
+pub mod spatial_query;
 mod sync;
 
 /// Compatibility path for code written against engines that keep the solver under
@@ -92,6 +93,7 @@ pub mod dynamics {
 pub use body::*;
 pub use collision::*;
 pub use schedule::*;
+pub use spatial_query::*;
 pub use solver::{Gravity, RigidBodyQueryItem, SolverBodies, SolverConfig};
 
 use bevy::app::{FixedPostUpdate, PluginGroup, PluginGroupBuilder};
@@ -124,6 +126,10 @@ pub mod prelude {
         solve_constraint,
     };
     pub use crate::solver::{Gravity, RigidBodyQueryItem, SolverConfig};
+    pub use crate::spatial_query::{
+        PointProjectionHit, RayCaster, RayHitData, RayHits, ShapeCastConfig, ShapeCaster,
+        ShapeHitData, ShapeHits, SpatialQuery, SpatialQueryFilter, update_spatial_query_pipeline,
+    };
     pub use crate::{PhysicsPlugin, PhysicsPlugins};
 }
 
@@ -212,5 +218,6 @@ impl PluginGroup for PhysicsPlugins {
             .add(solver::SolverPlugin)
             .add(solver::joints::JointPlugin)
             .add(body::sleeping::SleepingPlugin)
+            .add(spatial_query::SpatialQueryPlugin)
     }
 }

@@ -39,6 +39,9 @@ pub enum PhysicsStepSet {
     Sleeping,
     /// Position/Rotation → Transform, events.
     Finalize,
+    /// The spatial-query tree follows the bodies that moved; ray and shape casters refresh
+    /// their hits.
+    SpatialQuery,
 }
 
 /// The parts of [`PhysicsStepSet::Solver`], run in this order.
@@ -126,6 +129,7 @@ impl Plugin for PhysicsSchedulePlugin {
                     PhysicsStepSet::Solver,
                     PhysicsStepSet::Sleeping,
                     PhysicsStepSet::Finalize,
+                    PhysicsStepSet::SpatialQuery,
                 )
                     .chain(),
             )

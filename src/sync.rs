@@ -16,6 +16,25 @@ use bevy::prelude::*;
 use crate::body::{PoseSync, Position, RigidBody, Rotation, Sleeping};
 use crate::math::is_finite_quat;
 
+/// Where the user has put a body since the engine last synchronised it: its `Transform` if
+/// that was written, otherwise its `Position`/`Rotation`. On a body never synchronised, a
+/// non-identity `Transform` wins over `Position`/`Rotation`.
+pub(crate) fn user_pose(
+    transform: &Transform,
+    position: &Position,
+    rotation: &Rotation,
+    sync: &PoseSync,
+) -> (Vec3, Quat) {
+    let transform_moved =
+        transform.translation != sync.translation || transform.rotation != sync.rotation;
+    let identity = transform.translation == Vec3::ZERO && transform.rotation == Quat::IDENTITY;
+    if (sync.initialized || !identity) && transform_moved {
+        (transform.translation, transform.rotation)
+    } else {
+        (position.0, rotation.0)
+    }
+}
+
 /// Copies user-moved `Transform`s into `Position`/`Rotation`, rejecting non-finite poses.
 #[allow(clippy::type_complexity)]
 pub(crate) fn transform_to_position(
@@ -40,14 +59,7 @@ pub(crate) fn transform_to_position(
         if !transform_moved && !position_moved && sync.initialized {
             continue;
         }
-        let identity = transform.translation == Vec3::ZERO && transform.rotation == Quat::IDENTITY;
-        let (mut new_position, mut new_rotation) = if !sync.initialized && identity {
-            (position.0, rotation.0)
-        } else if transform_moved {
-            (transform.translation, transform.rotation)
-        } else {
-            (position.0, rotation.0)
-        };
+        let (mut new_position, mut new_rotation) = user_pose(transform, &position, &rotation, &sync);
         if !new_position.is_finite() || !is_finite_quat(new_rotation) {
             if warned.insert(entity) {
                 warn!("{entity}: non-finite position or rotation; keeping its last valid pose");

@@ -34,6 +34,18 @@ pub(crate) enum ProxyKind {
     Sleeping,
 }
 
+impl ProxyKind {
+    /// The kind of a collider on a body of kind `rb`.
+    pub(crate) fn of(rb: RigidBody, sleeping: bool) -> Self {
+        match rb {
+            RigidBody::Static => Self::Static,
+            RigidBody::Kinematic => Self::Kinematic,
+            RigidBody::Dynamic if sleeping => Self::Sleeping,
+            RigidBody::Dynamic => Self::Dynamic,
+        }
+    }
+}
+
 /// One collider's data for this step.
 #[derive(Clone)]
 pub(crate) struct ColliderProxy {
@@ -41,6 +53,8 @@ pub(crate) struct ColliderProxy {
     pub body: Option<Entity>,
     pub shape: SharedShape,
     pub pose: Pose,
+    /// The collider's pose relative to its body's origin (its world pose if it has no body).
+    pub local: Pose,
     pub aabb: Aabb,
     pub kind: ProxyKind,
     pub sensor: bool,
@@ -75,9 +89,11 @@ pub(crate) struct BroadPhase {
     pub pairs: Vec<(u32, u32)>,
     bvh: Bvh,
     workspace: BvhWorkspace,
-    /// Leaf (entity index) → proxy index this step, and the step it was last seen.
+    /// Leaf (entity index) → proxy index, and the tree update it was last seen in.
     leaf_proxy: Vec<(u32, u64)>,
     leaves: Vec<u32>,
+    /// Counts tree updates, to tell leaves seen in the latest one from stale ones.
+    generation: u64,
 }
 
 impl BroadPhase {
@@ -95,6 +111,57 @@ impl BroadPhase {
         self.bvh
             .intersect_aabb(aabb)
             .filter_map(|leaf| self.leaf_proxy(leaf))
+    }
+
+    /// The tree of proxy AABBs; its leaves are entity indices (see [`Self::leaf_proxy`]).
+    pub(crate) fn bvh(&self) -> &Bvh {
+        &self.bvh
+    }
+
+    /// Puts every proxy's AABB into the tree: updates the leaves of known colliders, inserts
+    /// new ones, removes those of colliders no longer in `proxies`, and refits.
+    pub(crate) fn update_tree(&mut self) {
+        self.generation += 1;
+        let generation = self.generation;
+        for (i, proxy) in self.proxies.iter().enumerate() {
+            let leaf = proxy.entity.index_u32();
+            self.bvh.insert_or_update_partially(proxy.aabb, leaf, 0.0);
+            if self.leaf_proxy.len() <= leaf as usize {
+                self.leaf_proxy.resize(leaf as usize + 1, (u32::MAX, 0));
+            }
+            if self.leaf_proxy[leaf as usize].1 == 0 {
+                self.leaves.push(leaf);
+            }
+            self.leaf_proxy[leaf as usize] = (i as u32, generation);
+        }
+        let (bvh, leaf_proxy) = (&mut self.bvh, &mut self.leaf_proxy);
+        self.leaves.retain(|&leaf| {
+            let seen = leaf_proxy[leaf as usize].1 == generation;
+            if !seen {
+                bvh.remove(leaf);
+                leaf_proxy[leaf as usize] = (u32::MAX, 0);
+            }
+            seen
+        });
+        self.refit();
+    }
+
+    /// Moves the proxy at `index` to the world pose `pose` (its leaf AABB follows; call
+    /// [`Self::refit`] after the last move).
+    pub(crate) fn move_proxy(&mut self, index: usize, pose: Pose, margin: Scalar) {
+        let proxy = &mut self.proxies[index];
+        proxy.pose = pose;
+        proxy.aabb = proxy.shape.compute_aabb(&pose).loosened(margin);
+        if proxy.aabb.mins.is_finite() && proxy.aabb.maxs.is_finite() {
+            self.bvh
+                .insert_or_update_partially(proxy.aabb, proxy.entity.index_u32(), 0.0);
+        }
+    }
+
+    /// Brings the inner nodes of the tree up to date with moved leaves.
+    pub(crate) fn refit(&mut self) {
+        self.bvh.refit(&mut self.workspace);
+        self.bvh.optimize_incremental(&mut self.workspace);
     }
 }
 
@@ -138,12 +205,7 @@ pub(crate) fn collect_colliders(
             Some((_, (rb, position, rotation, v, w, sleeping, bf, br))) => {
                 let body_pose = crate::math::pose(position.0, rotation.0);
                 let pose = body_pose * local.pose();
-                let kind = match rb {
-                    RigidBody::Static => ProxyKind::Static,
-                    RigidBody::Kinematic => ProxyKind::Kinematic,
-                    RigidBody::Dynamic if sleeping => ProxyKind::Sleeping,
-                    RigidBody::Dynamic => ProxyKind::Dynamic,
-                };
+                let kind = ProxyKind::of(*rb, sleeping);
                 let reach = local.translation.length()
                     + collider.shape().compute_local_bounding_sphere().radius;
                 let motion = if matches!(kind, ProxyKind::Static | ProxyKind::Sleeping) {
@@ -155,6 +217,7 @@ pub(crate) fn collect_colliders(
             }
             None => (ProxyKind::Static, local.pose(), 0.0, None, None),
         };
+        let local = local.pose();
         let aabb = collider
             .shape()
             .compute_aabb(&pose)
@@ -167,6 +230,7 @@ pub(crate) fn collect_colliders(
             body: body.map(|(e, _)| e),
             shape: collider.shape().clone(),
             pose,
+            local,
             aabb,
             kind,
             sensor,
@@ -183,36 +247,9 @@ pub(crate) fn collect_colliders(
 
 /// Updates the tree with this step's AABBs and collects the overlapping pairs that may
 /// interact.
-pub(crate) fn find_pairs(
-    mut broad: ResMut<BroadPhase>,
-    exclusions: Res<CollisionExclusions>,
-    time: Res<PhysicsStepTime>,
-) {
+pub(crate) fn find_pairs(mut broad: ResMut<BroadPhase>, exclusions: Res<CollisionExclusions>) {
     let broad = &mut *broad;
-    let step = time.step_count;
-    for (i, proxy) in broad.proxies.iter().enumerate() {
-        let leaf = proxy.entity.index_u32();
-        broad.bvh.insert_or_update_partially(proxy.aabb, leaf, 0.0);
-        if broad.leaf_proxy.len() <= leaf as usize {
-            broad.leaf_proxy.resize(leaf as usize + 1, (u32::MAX, 0));
-        }
-        if broad.leaf_proxy[leaf as usize].1 == 0 {
-            broad.leaves.push(leaf);
-        }
-        broad.leaf_proxy[leaf as usize] = (i as u32, step);
-    }
-    let (bvh, leaf_proxy) = (&mut broad.bvh, &mut broad.leaf_proxy);
-    broad.leaves.retain(|&leaf| {
-        let seen = leaf_proxy[leaf as usize].1 == step;
-        if !seen {
-            bvh.remove(leaf);
-            leaf_proxy[leaf as usize] = (u32::MAX, 0);
-        }
-        seen
-    });
-    broad.bvh.refit(&mut broad.workspace);
-    broad.bvh.optimize_incremental(&mut broad.workspace);
-
+    broad.update_tree();
     broad.pairs.clear();
     let (proxies, pairs, leaf_proxy) = (&broad.proxies, &mut broad.pairs, &broad.leaf_proxy);
     broad

@@ -415,7 +415,7 @@ pub(crate) fn update_collider_bodies(
 }
 
 /// Walks up the hierarchy from `entity` to its body, composing transforms on the way.
-fn find_body(
+pub(crate) fn find_body(
     entity: Entity,
     links: &Query<(Option<&ChildOf>, Option<&Transform>, Has<RigidBody>)>,
 ) -> (Option<Entity>, ColliderPose) {

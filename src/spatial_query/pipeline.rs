@@ -1,0 +1,155 @@
+//! Keeping the broad phase's tree current for queries between physics steps.
+
+use bevy::prelude::*;
+use parry3d::bounding_volume::BoundingVolume;
+
+use crate::body::{PoseSync, Position, RigidBody, Rotation, Sleeping};
+use crate::collision::broad_phase::{BroadPhase, ColliderProxy, ProxyKind};
+use crate::collision::collider::{ColliderPose, DisabledCollider, find_body};
+use crate::collision::{Collider, ColliderOf, CollisionLayers, Sensor};
+use crate::math::pose;
+use crate::sync::user_pose;
+use crate::SolverConfig;
+
+/// Rebuilds the spatial-query tree from the colliders as they are now, with bodies where the
+/// user last put them (a written `Transform` or `Position` counts even before the physics step
+/// has seen it). Costs about as much as the broad phase's collection of colliders.
+///
+/// The engine runs it in `PreUpdate` after colliders are spawned or despawned. Run it yourself
+/// between moving bodies and querying in the same frame:
+///
+/// ```
+/// # use bevy::prelude::*;
+/// # use impetus3d::prelude::*;
+/// # fn teleport() {}
+/// # fn shoot() {}
+/// App::new().add_systems(Update, (teleport, update_spatial_query_pipeline, shoot).chain());
+/// ```
+pub fn update_spatial_query_pipeline(world: &mut World) {
+    if let Err(err) = world.run_system_cached(rebuild_query_tree) {
+        warn!("spatial query tree not updated: {err}");
+    }
+}
+
+/// Colliders, their layers and sensors, for [`rebuild_query_tree`].
+type QueryColliders<'w, 's> = Query<
+    'w,
+    's,
+    (
+        Entity,
+        &'static Collider,
+        &'static ColliderPose,
+        Option<&'static ColliderOf>,
+        Option<&'static CollisionLayers>,
+        Has<Sensor>,
+    ),
+    Without<DisabledCollider>,
+>;
+
+/// Bodies with everything that tells where the user put them.
+type QueryBodies<'w, 's> = Query<
+    'w,
+    's,
+    (
+        &'static RigidBody,
+        &'static Position,
+        &'static Rotation,
+        &'static Transform,
+        &'static PoseSync,
+        Has<Sleeping>,
+    ),
+>;
+
+fn rebuild_query_tree(
+    mut broad: ResMut<BroadPhase>,
+    colliders: QueryColliders,
+    bodies: QueryBodies,
+    links: Query<(Option<&ChildOf>, Option<&Transform>, Has<RigidBody>)>,
+    config: Res<SolverConfig>,
+    mut stale: ResMut<QueryTreeStale>,
+) {
+    let margin = config.speculative_distance();
+    broad.proxies.clear();
+    for (entity, collider, local, collider_of, layers, sensor) in &colliders {
+        // A collider without a body link has not been seen by a step yet, or belongs to no
+        // body: its hierarchy says where it is.
+        let (body, local) = match collider_of {
+            Some(link) => (Some(link.body), local.pose()),
+            None => {
+                let (body, local) = find_body(entity, &links);
+                (body, local.pose())
+            }
+        };
+        let (kind, world) = match body.and_then(|b| bodies.get(b).ok()) {
+            Some((rb, position, rotation, transform, sync, sleeping)) => {
+                let (p, r) = user_pose(transform, position, rotation, sync);
+                (ProxyKind::of(*rb, sleeping), pose(p, r.normalize()) * local)
+            }
+            None => (ProxyKind::Static, local),
+        };
+        let aabb = collider.shape().compute_aabb(&world).loosened(margin);
+        if !aabb.mins.is_finite() || !aabb.maxs.is_finite() {
+            continue;
+        }
+        broad.proxies.push(ColliderProxy {
+            entity,
+            body,
+            shape: collider.shape().clone(),
+            pose: world,
+            local,
+            aabb,
+            kind,
+            sensor,
+            layers: layers.copied().unwrap_or_default(),
+            friction: default(),
+            restitution: default(),
+            motion: 0.0,
+        });
+    }
+    broad.update_tree();
+    stale.0 = false;
+}
+
+/// After a step, moves the tree leaves of every body that moved in it to its new pose.
+pub(crate) fn follow_moved_bodies(
+    mut broad: ResMut<BroadPhase>,
+    bodies: Query<(&Position, &Rotation)>,
+    config: Res<SolverConfig>,
+    mut stale: ResMut<QueryTreeStale>,
+) {
+    // The step's broad phase collected every collider spawned before it.
+    stale.0 = false;
+    let margin = config.speculative_distance();
+    let mut moved = false;
+    for index in 0..broad.proxies.len() {
+        let proxy = &broad.proxies[index];
+        if !matches!(proxy.kind, ProxyKind::Dynamic | ProxyKind::Kinematic) {
+            continue;
+        }
+        let Some(Ok((position, rotation))) = proxy.body.map(|b| bodies.get(b)) else {
+            continue;
+        };
+        let world = pose(position.0, rotation.0) * proxy.local;
+        broad.move_proxy(index, world, margin);
+        moved = true;
+    }
+    if moved {
+        broad.refit();
+    }
+}
+
+/// Colliders were spawned or despawned since the tree was last built.
+#[derive(Resource, Default)]
+pub(crate) struct QueryTreeStale(bool);
+
+pub(crate) fn tree_is_stale(stale: Res<QueryTreeStale>) -> bool {
+    stale.0
+}
+
+pub(crate) fn mark_stale_on_add(_: On<Add, Collider>, mut stale: ResMut<QueryTreeStale>) {
+    stale.0 = true;
+}
+
+pub(crate) fn mark_stale_on_remove(_: On<Remove, Collider>, mut stale: ResMut<QueryTreeStale>) {
+    stale.0 = true;
+}
