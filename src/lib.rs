@@ -93,8 +93,8 @@ pub mod dynamics {
 pub use body::*;
 pub use collision::*;
 pub use schedule::*;
-pub use spatial_query::*;
 pub use solver::{Gravity, RigidBodyQueryItem, SolverBodies, SolverConfig};
+pub use spatial_query::*;
 
 use bevy::app::{FixedPostUpdate, PluginGroup, PluginGroupBuilder};
 use bevy::ecs::schedule::{InternedScheduleLabel, ScheduleLabel};

@@ -59,7 +59,8 @@ pub(crate) fn transform_to_position(
         if !transform_moved && !position_moved && sync.initialized {
             continue;
         }
-        let (mut new_position, mut new_rotation) = user_pose(transform, &position, &rotation, &sync);
+        let (mut new_position, mut new_rotation) =
+            user_pose(transform, &position, &rotation, &sync);
         if !new_position.is_finite() || !is_finite_quat(new_rotation) {
             if warned.insert(entity) {
                 warn!("{entity}: non-finite position or rotation; keeping its last valid pose");

@@ -130,7 +130,11 @@ fn rays_hit_every_shape_kind_at_the_analytic_point() {
     // Mesh plane at x = 40.4: y = 1.2; its normal, facing the ray, is (−1/2, 1, 0).
     let hit = cast(&mut app, 40.4, 0.3).expect("trimesh: no hit");
     assert_eq!(hit.entity, mesh);
-    assert!((hit.distance - 3.8).abs() < EPS, "trimesh: {}", hit.distance);
+    assert!(
+        (hit.distance - 3.8).abs() < EPS,
+        "trimesh: {}",
+        hit.distance
+    );
     let expected = Vec3::new(-0.5, 1.0, 0.0).normalize();
     assert!(
         hit.normal.dot(expected).abs() > 1.0 - EPS,
@@ -166,7 +170,11 @@ fn ray_hits_returns_every_hit_nearest_first() {
     for (i, hit) in hits.iter().enumerate() {
         assert_eq!(hit.entity, spheres[i]);
         let expected = 2.0 * (i + 1) as f32 - 0.5;
-        assert!((hit.distance - expected).abs() < EPS, "hit {i}: {}", hit.distance);
+        assert!(
+            (hit.distance - expected).abs() < EPS,
+            "hit {i}: {}",
+            hit.distance
+        );
         assert!((hit.normal + Vec3::X).length() < EPS);
     }
     // A limit keeps the nearest ones; a short ray reaches only the first two.
@@ -183,7 +191,11 @@ fn ray_hits_returns_every_hit_nearest_first() {
 #[test]
 fn hollow_ray_from_inside_hits_the_far_side() {
     let mut app = app();
-    let cube = fixed(&mut app, Collider::cuboid(2.0, 2.0, 2.0), Transform::default());
+    let cube = fixed(
+        &mut app,
+        Collider::cuboid(2.0, 2.0, 2.0),
+        Transform::default(),
+    );
     step(&mut app, 1);
     let origin = Vec3::new(0.25, 0.0, 0.0);
     let solid = query(&mut app, move |q| {
@@ -202,7 +214,11 @@ fn hollow_ray_from_inside_hits_the_far_side() {
 fn shape_cast_distance_matches_the_time_of_impact() {
     let mut app = app();
     // A box whose top face is at y = 1.
-    let cube = fixed(&mut app, Collider::cuboid(2.0, 2.0, 2.0), Transform::default());
+    let cube = fixed(
+        &mut app,
+        Collider::cuboid(2.0, 2.0, 2.0),
+        Transform::default(),
+    );
     step(&mut app, 1);
     let ball = Collider::sphere(0.5);
     let hit = query(&mut app, move |q| {
@@ -321,7 +337,11 @@ fn excluding_a_body_excludes_its_child_colliders() {
 #[test]
 fn point_and_overlap_queries() {
     let mut app = app();
-    let cube = fixed(&mut app, Collider::cuboid(2.0, 2.0, 2.0), Transform::default());
+    let cube = fixed(
+        &mut app,
+        Collider::cuboid(2.0, 2.0, 2.0),
+        Transform::default(),
+    );
     let ball = fixed(
         &mut app,
         Collider::sphere(1.0),
@@ -343,8 +363,10 @@ fn point_and_overlap_queries() {
     assert!((projection.point - Vec3::new(-0.3, 1.0, 0.2)).length() < EPS);
     assert!(!projection.is_inside);
     // Near the far sphere: the closest point is on its surface, toward the query point.
-    let projection = query(&mut app, |q| q.project_point(Vec3::new(23.0, 0.0, 0.0), true, &all()))
-        .unwrap();
+    let projection = query(&mut app, |q| {
+        q.project_point(Vec3::new(23.0, 0.0, 0.0), true, &all())
+    })
+    .unwrap();
     assert_eq!(projection.entity, far);
     assert!((projection.point - Vec3::new(21.0, 0.0, 0.0)).length() < EPS);
 
@@ -357,6 +379,11 @@ fn point_and_overlap_queries() {
         q.point_intersections(Vec3::new(-0.8, 0.0, 0.0), &all())
     });
     assert_eq!(only_cube, vec![cube]);
+    // Inside the ball's bounding box but 1.13 m from its centre: inside nothing.
+    let corner = query(&mut app, |q| {
+        q.point_intersections(Vec3::new(2.3, 0.8, 0.0), &all())
+    });
+    assert!(corner.is_empty(), "{corner:?}");
 
     let boxes = query(&mut app, |q| {
         q.aabb_intersections_with_aabb(Aabb3d::new(Vec3::new(19.5, 0.0, 0.0), Vec3::splat(0.1)))
@@ -424,7 +451,10 @@ fn a_body_moved_by_its_transform_is_hit_where_it_now_is() {
         .unwrap()
         .translation = Vec3::new(5.0, 1.0, 0.0);
     update_spatial_query_pipeline(app.world_mut());
-    assert!(ray_down_at(&mut app, 0.0).is_none(), "still hit at its old place");
+    assert!(
+        ray_down_at(&mut app, 0.0).is_none(),
+        "still hit at its old place"
+    );
     let hit = ray_down_at(&mut app, 5.0).expect("not hit at its new place");
     assert_eq!(hit.entity, ball);
     assert!((hit.distance - 8.5).abs() < EPS, "{}", hit.distance);
@@ -517,7 +547,9 @@ fn invalid_query_input_gives_no_hit() {
         let mut any = false;
         any |= q.cast_ray(Vec3::NAN, Dir3::X, 10.0, true, &f).is_some();
         any |= q.cast_ray(Vec3::ZERO, Dir3::X, -1.0, true, &f).is_some();
-        any |= q.cast_ray(Vec3::ZERO, Dir3::X, f32::NAN, true, &f).is_some();
+        any |= q
+            .cast_ray(Vec3::ZERO, Dir3::X, f32::NAN, true, &f)
+            .is_some();
         any |= q
             .cast_shape(
                 &Collider::sphere(0.1),
@@ -529,7 +561,14 @@ fn invalid_query_input_gives_no_hit() {
             )
             .is_some();
         any |= q
-            .cast_shape(&Collider::sphere(0.0), Vec3::ZERO, Quat::IDENTITY, Dir3::X, &default(), &f)
+            .cast_shape(
+                &Collider::sphere(0.0),
+                Vec3::ZERO,
+                Quat::IDENTITY,
+                Dir3::X,
+                &default(),
+                &f,
+            )
             .is_some();
         any |= q.project_point(Vec3::NAN, true, &f).is_some();
         any |= !q.point_intersections(Vec3::INFINITY, &f).is_empty();
@@ -537,7 +576,9 @@ fn invalid_query_input_gives_no_hit() {
             .shape_intersections(&Collider::sphere(1.0), Vec3::NAN, Quat::IDENTITY, &f)
             .is_empty();
         // A valid ray along +x still hits, and an infinite distance is accepted.
-        let valid = q.cast_ray(Vec3::ZERO, Dir3::X, f32::INFINITY, true, &f).is_some();
+        let valid = q
+            .cast_ray(Vec3::ZERO, Dir3::X, f32::INFINITY, true, &f)
+            .is_some();
         (any, valid)
     });
     assert_eq!(results, (false, true));
@@ -582,7 +623,10 @@ fn ray_caster_follows_its_body_and_ignores_itself() {
     );
     step(&mut app, 1);
     let hits = app.world().get::<RayHits>(body).unwrap();
-    assert_eq!(hits.first().map(|h| (h.entity, h.distance)), Some((body, 0.0)));
+    assert_eq!(
+        hits.first().map(|h| (h.entity, h.distance)),
+        Some((body, 0.0))
+    );
 }
 
 #[test]
@@ -633,7 +677,10 @@ fn a_caster_with_a_bad_direction_warns_once_naming_its_entity() {
         );
         let good = spawn(
             &mut app,
-            (Transform::from_xyz(1.0, 2.0, 0.0), RayCaster::new(Vec3::ZERO, down())),
+            (
+                Transform::from_xyz(1.0, 2.0, 0.0),
+                RayCaster::new(Vec3::ZERO, down()),
+            ),
         );
         step(&mut app, 10);
         assert!(app.world().get::<RayHits>(bad).unwrap().is_empty());

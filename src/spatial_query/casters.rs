@@ -295,8 +295,7 @@ pub(crate) fn update_ray_casters(
             continue;
         };
         let own = |collider: Entity, collider_body: Option<Entity>| {
-            !caster.ignore_self
-                || (collider != entity && (body.is_none() || collider_body != body))
+            !caster.ignore_self || (collider != entity && (body.is_none() || collider_body != body))
         };
         hits.0 = query.ray_hits_with(
             origin,
@@ -328,8 +327,7 @@ pub(crate) fn update_shape_casters(
             continue;
         };
         let own = |collider: Entity, collider_body: Option<Entity>| {
-            !caster.ignore_self
-                || (collider != entity && (body.is_none() || collider_body != body))
+            !caster.ignore_self || (collider != entity && (body.is_none() || collider_body != body))
         };
         hits.0 = query.shape_hits_with(
             &caster.shape,

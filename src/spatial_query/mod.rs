@@ -27,8 +27,7 @@ mod query;
 pub use casters::{RayCaster, RayHits, ShapeCaster, ShapeHits};
 pub use pipeline::update_spatial_query_pipeline;
 pub use query::{
-    PointProjectionHit, RayHitData, ShapeCastConfig, ShapeHitData, SpatialQuery,
-    SpatialQueryFilter,
+    PointProjectionHit, RayHitData, ShapeCastConfig, ShapeHitData, SpatialQuery, SpatialQueryFilter,
 };
 
 use bevy::prelude::*;

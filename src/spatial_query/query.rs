@@ -12,9 +12,9 @@ use parry3d::query::{
 };
 use parry3d::shape::Shape;
 
+use crate::collision::Collider;
 use crate::collision::broad_phase::{BroadPhase, ColliderProxy};
 use crate::collision::collider::DisabledCollider;
-use crate::collision::Collider;
 use crate::math::{Quaternion, Scalar, Vector, is_finite_quat, pose};
 
 /// Which colliders a query may report.
@@ -285,9 +285,10 @@ impl SpatialQuery<'_, '_> {
             if let Some(proxy) = node
                 .leaf_data()
                 .and_then(|leaf| self.candidate(leaf, filter, predicate))
-                && let Some(hit) = proxy
-                    .shape
-                    .cast_ray_and_get_normal(&proxy.pose, &ray, max, solid)
+                && let Some(hit) =
+                    proxy
+                        .shape
+                        .cast_ray_and_get_normal(&proxy.pose, &ray, max, solid)
             {
                 hits.push(RayHitData {
                     entity: proxy.entity,
@@ -297,7 +298,11 @@ impl SpatialQuery<'_, '_> {
             }
             TraversalAction::Continue
         });
-        hits.sort_by(|a, b| a.distance.total_cmp(&b.distance).then(a.entity.cmp(&b.entity)));
+        hits.sort_by(|a, b| {
+            a.distance
+                .total_cmp(&b.distance)
+                .then(a.entity.cmp(&b.entity))
+        });
         hits.truncate(max_hits as usize);
         hits
     }
@@ -313,9 +318,15 @@ impl SpatialQuery<'_, '_> {
         config: &ShapeCastConfig,
         filter: &SpatialQueryFilter,
     ) -> Option<ShapeHitData> {
-        self.cast_shape_with(shape, origin, rotation, direction, config, filter, &|_, _| {
-            true
-        })
+        self.cast_shape_with(
+            shape,
+            origin,
+            rotation,
+            direction,
+            config,
+            filter,
+            &|_, _| true,
+        )
     }
 
     /// [`Self::cast_shape`], also skipping the colliders for which `predicate` returns false.
@@ -330,9 +341,15 @@ impl SpatialQuery<'_, '_> {
         filter: &SpatialQueryFilter,
         predicate: &dyn Fn(Entity) -> bool,
     ) -> Option<ShapeHitData> {
-        self.cast_shape_with(shape, origin, rotation, direction, config, filter, &|e, _| {
-            predicate(e)
-        })
+        self.cast_shape_with(
+            shape,
+            origin,
+            rotation,
+            direction,
+            config,
+            filter,
+            &|e, _| predicate(e),
+        )
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -347,12 +364,21 @@ impl SpatialQuery<'_, '_> {
         predicate: Predicate,
     ) -> Option<ShapeHitData> {
         let mut best: Option<ShapeHitData> = None;
-        self.sweep(shape, origin, rotation, direction, config, filter, predicate, |hit| {
-            if best.is_none_or(|b| (hit.distance, hit.entity) < (b.distance, b.entity)) {
-                best = Some(hit);
-            }
-            best.map_or(Scalar::MAX, |b| b.distance)
-        });
+        self.sweep(
+            shape,
+            origin,
+            rotation,
+            direction,
+            config,
+            filter,
+            predicate,
+            |hit| {
+                if best.is_none_or(|b| (hit.distance, hit.entity) < (b.distance, b.entity)) {
+                    best = Some(hit);
+                }
+                best.map_or(Scalar::MAX, |b| b.distance)
+            },
+        );
         best
     }
 
@@ -393,11 +419,24 @@ impl SpatialQuery<'_, '_> {
         predicate: Predicate,
     ) -> Vec<ShapeHitData> {
         let mut hits = Vec::new();
-        self.sweep(shape, origin, rotation, direction, config, filter, predicate, |hit| {
-            hits.push(hit);
-            Scalar::MAX
+        self.sweep(
+            shape,
+            origin,
+            rotation,
+            direction,
+            config,
+            filter,
+            predicate,
+            |hit| {
+                hits.push(hit);
+                Scalar::MAX
+            },
+        );
+        hits.sort_by(|a, b| {
+            a.distance
+                .total_cmp(&b.distance)
+                .then(a.entity.cmp(&b.entity))
         });
-        hits.sort_by(|a, b| a.distance.total_cmp(&b.distance).then(a.entity.cmp(&b.entity)));
         hits.truncate(max_hits as usize);
         hits
     }
@@ -589,7 +628,10 @@ struct Target<'a> {
 impl Target<'_> {
     /// The cast shape's pose after travelling `distance`.
     fn at(&self, distance: Scalar) -> Pose {
-        Pose::from_parts(self.pose.translation + self.direction * distance, self.pose.rotation)
+        Pose::from_parts(
+            self.pose.translation + self.direction * distance,
+            self.pose.rotation,
+        )
     }
 
     /// Polishes parry's time of impact (which its GJK iteration leaves about 1e-4 m short on
@@ -656,16 +698,22 @@ impl Target<'_> {
 /// whose normals on the curved surface are only good to about 1e-2; there the normal is
 /// recomputed exactly from the hit point, keeping the side parry chose.
 fn ray_normal(proxy: &ColliderProxy, hit: RayIntersection, ray: &Ray) -> Vector {
-    let point = proxy.pose.rotation.inverse() * (ray.point_at(hit.time_of_impact) - proxy.pose.translation);
+    let point =
+        proxy.pose.rotation.inverse() * (ray.point_at(hit.time_of_impact) - proxy.pose.translation);
     let exact = if let Some(capsule) = proxy.shape.as_capsule() {
         let (a, b) = (capsule.segment.a, capsule.segment.b);
-        let t = ((point - a).dot(b - a) / (b - a).length_squared().max(Scalar::EPSILON)).clamp(0.0, 1.0);
+        let t = ((point - a).dot(b - a) / (b - a).length_squared().max(Scalar::EPSILON))
+            .clamp(0.0, 1.0);
         Some(point - (a + t * (b - a)))
     } else if let Some(cylinder) = proxy.shape.as_cylinder() {
         let radial = Vector::new(point.x, 0.0, point.z);
         let on_cap = point.y.abs() >= cylinder.half_height - 1e-5
             && radial.length() <= cylinder.radius - 1e-5;
-        Some(if on_cap { Vector::Y * point.y.signum() } else { radial })
+        Some(if on_cap {
+            Vector::Y * point.y.signum()
+        } else {
+            radial
+        })
     } else {
         None
     };
