@@ -7,9 +7,7 @@ use bevy::prelude::*;
 use parry3d::bounding_volume::{Aabb, BoundingVolume};
 use parry3d::math::Pose;
 use parry3d::partitioning::TraversalAction;
-use parry3d::query::{
-    Ray, RayCast, RayIntersection, ShapeCastHit, ShapeCastOptions, ShapeCastStatus,
-};
+use parry3d::query::{Ray, RayIntersection, ShapeCastHit, ShapeCastOptions, ShapeCastStatus};
 use parry3d::shape::Shape;
 
 use crate::collision::Collider;
@@ -74,12 +72,11 @@ impl SpatialQueryFilter {
     }
 
     fn accepts(&self, proxy: &ColliderProxy) -> bool {
+        let excluded = |e: Entity| self.excluded_entities.contains(&e);
         proxy.layers.memberships & self.mask != 0
             && (self.include_sensors || !proxy.sensor)
-            && !self.excluded_entities.contains(&proxy.entity)
-            && proxy
-                .body
-                .is_none_or(|body| !self.excluded_entities.contains(&body))
+            && (self.excluded_entities.is_empty()
+                || !(excluded(proxy.entity) || proxy.body.is_some_and(excluded)))
     }
 }
 
@@ -227,10 +224,15 @@ impl SpatialQuery<'_, '_> {
         predicate: Predicate,
     ) -> Option<RayHitData> {
         let (ray, max) = valid_ray(origin, direction, max_distance)?;
-        let (leaf, _) = self.broad.bvh().cast_ray(&ray, max, |leaf, best| {
-            let proxy = self.candidate(leaf, filter, predicate)?;
-            proxy.shape.cast_ray(&proxy.pose, &ray, best, solid)
-        })?;
+        let slab = Slab::new(&ray);
+        let (leaf, _) = self.broad.bvh().find_best(
+            max,
+            |node, best| slab.entry(node.mins(), node.maxs(), best),
+            |leaf, best| {
+                let proxy = self.candidate(leaf, filter, predicate)?;
+                proxy.shape.cast_ray(&proxy.pose, &ray, best, solid)
+            },
+        )?;
         let proxy = self.broad.leaf_proxy(leaf)?;
         let hit = proxy
             .shape
@@ -278,8 +280,9 @@ impl SpatialQuery<'_, '_> {
         let Some((ray, max)) = valid_ray(origin, direction, max_distance) else {
             return hits;
         };
+        let slab = Slab::new(&ray);
         self.broad.bvh().traverse(|node| {
-            if node.cast_ray(&ray, max) > max {
+            if slab.entry(node.mins(), node.maxs(), max) > max {
                 return TraversalAction::Prune;
             }
             if let Some(proxy) = node
@@ -469,7 +472,7 @@ impl SpatialQuery<'_, '_> {
         let pose1 = pose(origin, rotation.normalize());
         let bounds = shape.shape().compute_aabb(&pose1);
         let grow = bounds.half_extents() + Vector::splat(config.target_distance);
-        let centre_ray = Ray::new(bounds.center(), *direction);
+        let centre = Slab::new(&Ray::new(bounds.center(), *direction));
         let options = ShapeCastOptions {
             max_time_of_impact: max,
             target_distance: config.target_distance,
@@ -478,8 +481,7 @@ impl SpatialQuery<'_, '_> {
         };
         let mut limit = max;
         self.broad.bvh().traverse(|node| {
-            let grown = Aabb::new(node.mins() - grow, node.maxs() + grow);
-            if grown.cast_local_ray(&centre_ray, limit, true).is_none() {
+            if centre.entry(node.mins() - grow, node.maxs() + grow, limit) > limit {
                 return TraversalAction::Prune;
             }
             let Some(proxy) = node
@@ -613,6 +615,33 @@ impl SpatialQuery<'_, '_> {
             && predicate(proxy.entity, proxy.body)
             && self.live.contains(proxy.entity))
         .then_some(proxy)
+    }
+}
+
+/// A ray prepared for many box tests (the slab method, with the direction's reciprocal
+/// computed once).
+struct Slab {
+    origin: Vector,
+    inverse_direction: Vector,
+}
+
+impl Slab {
+    fn new(ray: &Ray) -> Self {
+        Self {
+            origin: ray.origin,
+            inverse_direction: ray.dir.recip(),
+        }
+    }
+
+    /// Where the ray enters the box `[mins, maxs]` (0 if it starts inside), or `Scalar::MAX`
+    /// if it misses it or enters beyond `max`.
+    #[inline]
+    fn entry(&self, mins: Vector, maxs: Vector, max: Scalar) -> Scalar {
+        let t1 = (mins - self.origin) * self.inverse_direction;
+        let t2 = (maxs - self.origin) * self.inverse_direction;
+        let enter = t1.min(t2).max_element().max(0.0);
+        let exit = t1.max(t2).min_element().min(max);
+        if enter <= exit { enter } else { Scalar::MAX }
     }
 }
 
