@@ -31,7 +31,9 @@
 //! collider AABBs), narrow phase (parry contact manifolds, warm-start data matched by feature
 //! id), solver, sleeping, and finalize (transform sync). The solver runs [`SubstepSchedule`]
 //! [`SubstepCount`] times (4 by default): integrate velocities, warm start, soft contact solve,
-//! integrate positions, relax, XPBD joints, user constraints, velocity projection.
+//! integrate positions, relax, XPBD joints, user constraints, velocity projection. Last, the
+//! spatial-query stage moves the query tree to the bodies' new poses and refreshes ray and
+//! shape casters ([`spatial_query`]).
 //!
 //! ## Methods and sources
 //!
