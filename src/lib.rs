@@ -107,8 +107,9 @@ pub mod prelude {
         SleepingDisabled,
     };
     pub use crate::collision::{
-        CoefficientCombine, Collider, ColliderOf, CollisionEnd, CollisionLayers, CollisionStart,
-        Collisions, ContactPair, ContactPoint, Friction, Restitution, Sensor,
+        CoefficientCombine, Collider, ColliderDisabled, ColliderOf, CollidingEntities,
+        CollisionEnd, CollisionEventsEnabled, CollisionLayers, CollisionStart, Collisions,
+        ContactPair, ContactPoint, Friction, PhysicsLayer, Restitution, Sensor,
     };
     pub use crate::math::{Scalar, Vector};
     pub use crate::schedule::{
