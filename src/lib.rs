@@ -29,9 +29,10 @@
 //! (so the step is `Time<Fixed>`'s timestep, 1/64 s by default). Each step runs the
 //! [`PhysicsStepSet`] stages: prepare (transform sync, mass properties), broad phase (a BVH of
 //! collider AABBs), narrow phase (parry contact manifolds, warm-start data matched by feature
-//! id), solver, sleeping, and finalize (transform sync). The solver runs [`SubstepSchedule`]
-//! [`SubstepCount`] times (4 by default): integrate velocities, warm start, soft contact solve,
-//! integrate positions, relax, XPBD joints, user constraints, velocity projection.
+//! id), solver, sleeping, and finalize (transform sync, then collision events: see
+//! [`collision::events`]). The solver runs [`SubstepSchedule`] [`SubstepCount`] times (4 by
+//! default): integrate velocities, warm start, soft contact solve, integrate positions, relax,
+//! XPBD joints, user constraints, velocity projection.
 //!
 //! ## Methods and sources
 //!
