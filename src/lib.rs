@@ -29,11 +29,12 @@
 //! (so the step is `Time<Fixed>`'s timestep, 1/64 s by default). Each step runs the
 //! [`PhysicsStepSet`] stages: prepare (transform sync, mass properties), broad phase (a BVH of
 //! collider AABBs), narrow phase (parry contact manifolds, warm-start data matched by feature
-//! id), solver, sleeping, and finalize (transform sync). The solver runs [`SubstepSchedule`]
-//! [`SubstepCount`] times (4 by default): integrate velocities, warm start, soft contact solve,
-//! integrate positions, relax, XPBD joints, user constraints, velocity projection. Last, the
-//! spatial-query stage moves the query tree to the bodies' new poses and refreshes ray and
-//! shape casters ([`spatial_query`]).
+//! id), solver, sleeping, and finalize (transform sync, then collision events: see
+//! [`collision::events`]). The solver runs [`SubstepSchedule`] [`SubstepCount`] times (4 by
+//! default): integrate velocities, warm start, soft contact solve, integrate positions, relax,
+//! XPBD joints, user constraints, velocity projection. Last, the spatial-query stage moves
+//! the query tree to the bodies' new poses and refreshes ray and shape casters
+//! ([`spatial_query`]).
 //!
 //! ## Methods and sources
 //!
@@ -111,8 +112,9 @@ pub mod prelude {
         SleepingDisabled,
     };
     pub use crate::collision::{
-        CoefficientCombine, Collider, ColliderOf, CollisionEnd, CollisionLayers, CollisionStart,
-        Collisions, ContactPair, ContactPoint, Friction, Restitution, Sensor,
+        CoefficientCombine, Collider, ColliderDisabled, ColliderOf, CollidingEntities,
+        CollisionEnd, CollisionEventsEnabled, CollisionLayers, CollisionStart, Collisions,
+        ContactPair, ContactPoint, Friction, PhysicsLayer, Restitution, Sensor,
     };
     pub use crate::math::{Scalar, Vector};
     pub use crate::schedule::{

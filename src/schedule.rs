@@ -31,13 +31,13 @@ pub enum PhysicsStepSet {
     Prepare,
     /// Candidate pairs from overlapping AABBs.
     BroadPhase,
-    /// Contact manifolds for candidate pairs, collision events.
+    /// Contact manifolds for candidate pairs.
     NarrowPhase,
     /// Contact and joint solving with substeps (see [`SolverSet`]).
     Solver,
     /// Island-based sleeping and waking.
     Sleeping,
-    /// Position/Rotation → Transform, events.
+    /// Position/Rotation → Transform, then collision events (see [`crate::collision::events`]).
     Finalize,
     /// The spatial-query tree follows the bodies that moved; ray and shape casters refresh
     /// their hits.

@@ -14,8 +14,8 @@ use parry3d::partitioning::{Bvh, BvhWorkspace};
 use parry3d::shape::SharedShape;
 
 use super::collider::{
-    Collider, ColliderOf, ColliderPose, CollisionLayers, DisabledCollider, Friction, Restitution,
-    Sensor,
+    Collider, ColliderDisabled, ColliderOf, ColliderPose, CollisionLayers, DisabledCollider,
+    Friction, Restitution, Sensor,
 };
 use crate::body::{AngularVelocity, LinearVelocity, Position, RigidBody, Rotation, Sleeping};
 use crate::math::Scalar;
@@ -180,7 +180,7 @@ pub(crate) fn collect_colliders(
             Option<&Friction>,
             Option<&Restitution>,
         ),
-        Without<DisabledCollider>,
+        (Without<DisabledCollider>, Without<ColliderDisabled>),
     >,
     bodies: Query<(
         &RigidBody,

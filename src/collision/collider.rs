@@ -262,13 +262,95 @@ impl Restitution {
     }
 }
 
-/// Marks a collider as a sensor: it reports [`CollisionStart`](crate::CollisionStart) and
-/// [`CollisionEnd`](crate::CollisionEnd) but produces no contact response.
+/// Marks a collider as a sensor: it detects and reports overlaps but never pushes.
+///
+/// A sensor pair sends [`CollisionStart`](crate::CollisionStart) when the shapes begin to
+/// overlap and [`CollisionEnd`](crate::CollisionEnd) when they stop, is listed by
+/// [`Collisions`](crate::Collisions) and [`CollidingEntities`](crate::CollidingEntities), and
+/// obeys [`CollisionLayers`] like any pair; but it gets no contact points and no contact
+/// constraint, so neither body is pushed, and it does not join the bodies' sleeping island. A
+/// sensor on a dynamic body still gives the body its mass, falls under gravity and passes
+/// through everything. A sensor without a body (or on a static one) reports dynamic,
+/// kinematic and sleeping bodies passing through it.
 #[derive(Component, Clone, Copy, Debug, Default)]
 pub struct Sensor;
 
-/// Which collision groups a collider belongs to and which it collides with. Two colliders
-/// interact when each one's `memberships` overlaps the other's `filters`. Default: all.
+/// Turns a collider off without removing it: while present, the collider takes no part in
+/// collision detection, so it touches nothing, reports nothing new and pushes nothing. Pairs it
+/// was touching end with one [`CollisionEnd`](crate::CollisionEnd) each (and bodies asleep on
+/// it wake). Remove the component to turn the collider back on; touching pairs then start
+/// again with a new [`CollisionStart`](crate::CollisionStart).
+///
+/// The collider still counts towards its body's mass, so disabling it does not change how the
+/// body moves. (The engine's own [`DisabledCollider`] marks colliders that failed validation
+/// and is managed automatically; this one is yours.)
+///
+/// ```
+/// # use bevy::prelude::*;
+/// # use impetus3d::prelude::*;
+/// fn ghost_mode(mut commands: Commands, player: Single<Entity, With<Collider>>) {
+///     commands.entity(*player).insert(ColliderDisabled);
+/// }
+/// # bevy::ecs::system::assert_is_system(ghost_mode);
+/// ```
+#[derive(Component, Clone, Copy, Debug, Default)]
+pub struct ColliderDisabled;
+
+/// A named collision layer, usually a user enum, for building [`CollisionLayers`] with
+/// [`CollisionLayers::from_layers`].
+///
+/// `to_bits` gives the layer's bit mask (normally one bit, `1 << index`; up to 32 layers).
+/// There is no derive macro on purpose: it would need a proc-macro crate, and the impl is one
+/// line. Plain `u32` masks are layers too.
+///
+/// ```
+/// # use impetus3d::prelude::*;
+/// #[derive(Clone, Copy)]
+/// enum Layer {
+///     Ground,
+///     Player,
+///     Enemy,
+/// }
+///
+/// impl PhysicsLayer for Layer {
+///     fn to_bits(&self) -> u32 {
+///         1 << *self as u32
+///     }
+/// }
+///
+/// // Players are on the player layer and collide with the ground and enemies.
+/// let player = CollisionLayers::from_layers([Layer::Player], [Layer::Ground, Layer::Enemy]);
+/// let enemy = CollisionLayers::from_layers([Layer::Enemy], [Layer::Ground, Layer::Player]);
+/// let ground = CollisionLayers::from_layers([Layer::Ground], [Layer::Player, Layer::Enemy]);
+/// assert!(player.interacts_with(enemy) && player.interacts_with(ground));
+/// // Enemies pass through each other.
+/// assert!(!enemy.interacts_with(enemy));
+/// ```
+pub trait PhysicsLayer {
+    /// The bit mask of this layer.
+    fn to_bits(&self) -> u32;
+}
+
+impl PhysicsLayer for u32 {
+    fn to_bits(&self) -> u32 {
+        *self
+    }
+}
+
+impl<L: PhysicsLayer + ?Sized> PhysicsLayer for &L {
+    fn to_bits(&self) -> u32 {
+        (**self).to_bits()
+    }
+}
+
+/// Which collision groups a collider belongs to and which it collides with. Default: all.
+///
+/// Two colliders interact (touch, push, and report events, sensors included) only when each
+/// one's `memberships` overlaps the other's `filters`: `a.memberships & b.filters != 0` and
+/// `b.memberships & a.filters != 0`. So the rule is symmetric: if A lists B's group but B does
+/// not list A's, they pass through each other. Build masks directly with
+/// [`CollisionLayers::new`], or from named layers with [`CollisionLayers::from_layers`]. On a
+/// body entity they apply to the colliders on that entity only.
 #[derive(Component, Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct CollisionLayers {
     /// Bit mask of the groups this collider is in.
@@ -297,10 +379,26 @@ impl CollisionLayers {
         }
     }
 
+    /// Layers from named layers (see [`PhysicsLayer`]): the union of `memberships`' bits and
+    /// the union of `filters`' bits. An empty list gives an empty mask.
+    pub fn from_layers<L: PhysicsLayer>(
+        memberships: impl IntoIterator<Item = L>,
+        filters: impl IntoIterator<Item = L>,
+    ) -> Self {
+        Self::new(layer_mask(memberships), layer_mask(filters))
+    }
+
     /// True if colliders with these layers interact.
-    pub fn interacts_with(self, other: Self) -> bool {
+    pub const fn interacts_with(self, other: Self) -> bool {
         self.memberships & other.filters != 0 && other.memberships & self.filters != 0
     }
+}
+
+/// The union of the layers' bits.
+fn layer_mask<L: PhysicsLayer>(layers: impl IntoIterator<Item = L>) -> u32 {
+    layers
+        .into_iter()
+        .fold(0, |mask, layer| mask | layer.to_bits())
 }
 
 /// The body a collider belongs to. Maintained by the engine.
@@ -333,7 +431,8 @@ impl ColliderPose {
 }
 
 /// Marks a collider that failed validation; it takes no part in the simulation until its
-/// [`Collider`] is replaced.
+/// [`Collider`] is replaced. Managed by the engine: to turn a collider off yourself, insert
+/// [`ColliderDisabled`].
 #[derive(Component, Clone, Copy, Debug, Default)]
 pub struct DisabledCollider;
 

@@ -8,29 +8,49 @@ use parry3d::query::{ContactManifold, ContactManifoldsWorkspace};
 
 use crate::math::{Scalar, Vector};
 
-/// Sent when two colliders start touching (or a sensor starts overlapping something).
-#[derive(Message, Clone, Copy, Debug, PartialEq, Eq)]
+/// Two colliders started touching (or a sensor started overlapping something).
+///
+/// Sent every step as a [`Message`] for every pair that began touching: read it with a
+/// [`MessageReader`]. As a message, `collider1` is the smaller entity of the pair.
+///
+/// It is also an [`EntityEvent`] for colliders that opt in with
+/// [`CollisionEventsEnabled`](super::CollisionEventsEnabled): observers on such a collider
+/// entity (`On<CollisionStart>`) run once per pair, and then `collider1` (the event target) is
+/// the observed collider and `collider2` the other one, whatever their order. See
+/// [`events`](super::events) for when and how often these are sent.
+#[derive(Message, EntityEvent, Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CollisionStart {
-    /// The first collider (the smaller entity).
+    /// The first collider: the smaller entity as a message, the observed collider as an
+    /// entity event.
+    #[event_target]
     pub collider1: Entity,
-    /// The second collider.
+    /// The other collider.
     pub collider2: Entity,
-    /// The first collider's body, if it has one.
+    /// `collider1`'s body, if it has one.
     pub body1: Option<Entity>,
-    /// The second collider's body, if it has one.
+    /// `collider2`'s body, if it has one.
     pub body2: Option<Entity>,
 }
 
-/// Sent when two colliders stop touching, including when one of them is despawned.
-#[derive(Message, Clone, Copy, Debug, PartialEq, Eq)]
+/// Two colliders stopped touching, including because one of them was despawned, disabled
+/// with [`ColliderDisabled`](super::ColliderDisabled), or filtered out by a change of
+/// [`CollisionLayers`](super::CollisionLayers).
+///
+/// Like [`CollisionStart`]: a [`Message`] for every pair (`collider1` the smaller entity),
+/// and an [`EntityEvent`] for colliders with
+/// [`CollisionEventsEnabled`](super::CollisionEventsEnabled) (`collider1` the observed
+/// collider). A despawned entity's fields still name it, though it no longer exists.
+#[derive(Message, EntityEvent, Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CollisionEnd {
-    /// The first collider (the smaller entity).
+    /// The first collider: the smaller entity as a message, the observed collider as an
+    /// entity event.
+    #[event_target]
     pub collider1: Entity,
-    /// The second collider.
+    /// The other collider.
     pub collider2: Entity,
-    /// The first collider's body, if it had one.
+    /// `collider1`'s body, if it had one.
     pub body1: Option<Entity>,
-    /// The second collider's body, if it had one.
+    /// `collider2`'s body, if it had one.
     pub body2: Option<Entity>,
 }
 
@@ -156,6 +176,11 @@ pub struct ContactGraph {
     pub(crate) spare: Vec<ContactPair>,
     /// Bodies of touching pairs that ended this step (woken if asleep).
     pub(crate) lost_support: Vec<Entity>,
+    /// Touching pairs that left the graph this step (their colliders moved apart, were
+    /// despawned, disabled or filtered out), reported in [`PhysicsStepSet::Finalize`].
+    ///
+    /// [`PhysicsStepSet::Finalize`]: crate::PhysicsStepSet::Finalize
+    pub(crate) ended: Vec<CollisionEnd>,
 }
 
 /// Reads the current contacts.

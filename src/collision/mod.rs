@@ -3,15 +3,18 @@
 pub mod broad_phase;
 pub mod collider;
 pub mod contacts;
+pub mod events;
 pub mod narrow_phase;
 
 pub use collider::{
-    CoefficientCombine, Collider, ColliderOf, CollisionLayers, Friction, Restitution, Sensor,
+    CoefficientCombine, Collider, ColliderDisabled, ColliderOf, CollisionLayers, Friction,
+    PhysicsLayer, Restitution, Sensor,
 };
 pub use contacts::{
     CollisionEnd, CollisionStart, Collisions, ContactGraph, ContactPair, ContactPoint,
     FrictionImpulse,
 };
+pub use events::{CollidingEntities, CollisionEventsEnabled};
 
 use bevy::prelude::*;
 
@@ -53,7 +56,8 @@ impl Plugin for BroadPhasePlugin {
     }
 }
 
-/// The narrow phase and collision messages, in [`PhysicsStepSet::NarrowPhase`].
+/// The narrow phase, in [`PhysicsStepSet::NarrowPhase`], and collision events, in
+/// [`PhysicsStepSet::Finalize`].
 pub(crate) struct NarrowPhasePlugin;
 
 impl Plugin for NarrowPhasePlugin {
@@ -64,12 +68,12 @@ impl Plugin for NarrowPhasePlugin {
             .add_systems(
                 PhysicsSchedule,
                 (
-                    narrow_phase::update_contacts,
-                    narrow_phase::send_collision_started,
-                    narrow_phase::send_collision_ended,
-                )
-                    .chain()
-                    .in_set(PhysicsStepSet::NarrowPhase),
+                    narrow_phase::update_contacts.in_set(PhysicsStepSet::NarrowPhase),
+                    // After the transforms are written, so observers see this step's poses.
+                    events::report_collisions
+                        .in_set(PhysicsStepSet::Finalize)
+                        .after(crate::sync::position_to_transform),
+                ),
             );
     }
 }

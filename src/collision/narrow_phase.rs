@@ -15,7 +15,7 @@ use parry3d::math::Pose;
 use parry3d::query::{DefaultQueryDispatcher, PersistentQueryDispatcher, QueryDispatcher};
 
 use super::broad_phase::{BroadPhase, ColliderProxy, ProxyKind, prediction_distance};
-use super::contacts::{CollisionEnd, CollisionStart, ContactGraph, ContactPair};
+use super::contacts::{CollisionEnd, ContactGraph, ContactPair};
 use crate::SolverConfig;
 
 /// Below this many pairs the narrow phase runs on the calling thread.
@@ -34,11 +34,11 @@ pub(crate) fn update_contacts(
     broad: Res<BroadPhase>,
     mut graph: ResMut<ContactGraph>,
     config: Res<SolverConfig>,
-    mut ended: MessageWriter<CollisionEnd>,
     mut warned: Local<EntityHashSet>,
 ) {
     let graph = &mut *graph;
     graph.lost_support.clear();
+    graph.ended.clear();
     let mut old = std::mem::take(&mut graph.pairs);
     let mut next = std::mem::take(&mut graph.spare);
     next.clear();
@@ -47,7 +47,7 @@ pub(crate) fn update_contacts(
         let (p1, p2) = (&broad.proxies[a as usize], &broad.proxies[b as usize]);
         let key = (p1.entity, p2.entity);
         while let Some(stale) = old_pairs.next_if(|o| o.key() < key) {
-            end_pair(&stale, &mut ended, &mut graph.lost_support);
+            end_pair(&stale, graph);
         }
         let mut pair = match old_pairs.next_if(|o| o.key() == key) {
             Some(pair) => pair,
@@ -57,7 +57,7 @@ pub(crate) fn update_contacts(
         next.push(pair);
     }
     for stale in old_pairs {
-        end_pair(&stale, &mut ended, &mut graph.lost_support);
+        end_pair(&stale, graph);
     }
     graph.spare = old;
 
@@ -105,48 +105,20 @@ fn is_polyhedron(shape: &dyn parry3d::shape::Shape) -> bool {
     )
 }
 
-/// Sends the start messages for pairs that began touching this step.
-pub(crate) fn send_collision_started(
-    graph: Res<ContactGraph>,
-    mut started: MessageWriter<CollisionStart>,
-) {
-    for pair in graph.pairs.iter().filter(|p| p.touching && !p.was_touching) {
-        started.write(CollisionStart {
+/// A pair that left the broad phase (moved apart, despawned, disabled or filtered out): queue
+/// its end for reporting, and remember its bodies so that sleeping ones wake instead of
+/// floating where their support was.
+fn end_pair(pair: &ContactPair, graph: &mut ContactGraph) {
+    if pair.touching {
+        graph.ended.push(CollisionEnd {
             collider1: pair.collider1,
             collider2: pair.collider2,
             body1: pair.body1,
             body2: pair.body2,
         });
+        graph.lost_support.extend(pair.body1);
+        graph.lost_support.extend(pair.body2);
     }
-}
-
-/// Sends the end messages for pairs that stopped touching while their AABBs still overlap.
-pub(crate) fn send_collision_ended(
-    graph: Res<ContactGraph>,
-    mut ended: MessageWriter<CollisionEnd>,
-) {
-    for pair in graph.pairs.iter().filter(|p| !p.touching && p.was_touching) {
-        end_pair_always(pair, &mut ended);
-    }
-}
-
-/// A pair that left the broad phase (moved apart or despawned): report it, and remember its
-/// bodies so that sleeping ones wake instead of floating where their support was.
-fn end_pair(pair: &ContactPair, ended: &mut MessageWriter<CollisionEnd>, lost: &mut Vec<Entity>) {
-    if pair.touching {
-        end_pair_always(pair, ended);
-        lost.extend(pair.body1);
-        lost.extend(pair.body2);
-    }
-}
-
-fn end_pair_always(pair: &ContactPair, ended: &mut MessageWriter<CollisionEnd>) {
-    ended.write(CollisionEnd {
-        collider1: pair.collider1,
-        collider2: pair.collider2,
-        body1: pair.body1,
-        body2: pair.body2,
-    });
 }
 
 fn new_pair(p1: &ColliderProxy, p2: &ColliderProxy) -> ContactPair {
