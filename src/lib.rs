@@ -29,7 +29,8 @@
 //! (so the step is `Time<Fixed>`'s timestep, 1/64 s by default). Each step runs the
 //! [`PhysicsStepSet`] stages: prepare (transform sync, mass properties), broad phase (a BVH of
 //! collider AABBs), narrow phase (parry contact manifolds, warm-start data matched by feature
-//! id), solver, sleeping, and finalize (transform sync). The solver runs [`SubstepSchedule`]
+//! id; user [`CollisionHooks`] may filter pairs and modify contacts), solver, sleeping, and
+//! finalize (transform sync). The solver runs [`SubstepSchedule`]
 //! [`SubstepCount`] times (4 by default): integrate velocities, warm start, soft contact solve,
 //! integrate positions, relax, XPBD joints, user constraints, velocity projection.
 //!
@@ -94,8 +95,11 @@ pub use collision::*;
 pub use schedule::*;
 pub use solver::{Gravity, RigidBodyQueryItem, SolverBodies, SolverConfig};
 
+use std::marker::PhantomData;
+
 use bevy::app::{FixedPostUpdate, PluginGroup, PluginGroupBuilder};
 use bevy::ecs::schedule::{InternedScheduleLabel, ScheduleLabel};
+use bevy::ecs::system::SystemParamItem;
 use bevy::prelude::*;
 
 /// Everything a user of the engine needs.
@@ -107,8 +111,9 @@ pub mod prelude {
         SleepingDisabled,
     };
     pub use crate::collision::{
-        CoefficientCombine, Collider, ColliderOf, CollisionEnd, CollisionLayers, CollisionStart,
-        Collisions, ContactPair, ContactPoint, Friction, Restitution, Sensor,
+        ActiveCollisionHooks, CoefficientCombine, Collider, ColliderOf, CollisionEnd,
+        CollisionHooks, CollisionHooksPlugin, CollisionLayers, CollisionStart, Collisions,
+        ContactPair, ContactPairMut, ContactPoint, Friction, Restitution, Sensor,
     };
     pub use crate::math::{Scalar, Vector};
     pub use crate::schedule::{
@@ -136,9 +141,21 @@ pub mod prelude {
 /// // Or step once per frame instead of at the fixed rate:
 /// App::new().add_plugins((MinimalPlugins, PhysicsPlugin::new(Update)));
 /// ```
-#[derive(Debug)]
-pub struct PhysicsPlugin {
+///
+/// `H` is the app's [`CollisionHooks`] type, `()` (no hooks) unless set with
+/// [`with_collision_hooks`](Self::with_collision_hooks).
+pub struct PhysicsPlugin<H = ()> {
     schedule: InternedScheduleLabel,
+    hooks: PhantomData<fn() -> H>,
+}
+
+impl<H> std::fmt::Debug for PhysicsPlugin<H> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PhysicsPlugin")
+            .field("schedule", &self.schedule)
+            .field("hooks", &std::any::type_name::<H>())
+            .finish()
+    }
 }
 
 impl Default for PhysicsPlugin {
@@ -153,13 +170,33 @@ impl PhysicsPlugin {
     pub fn new(schedule: impl ScheduleLabel) -> Self {
         Self {
             schedule: schedule.intern(),
+            hooks: PhantomData,
         }
     }
 }
 
-impl Plugin for PhysicsPlugin {
+impl<H> PhysicsPlugin<H> {
+    /// Runs the [`CollisionHooks`] `H` for colliders with [`ActiveCollisionHooks`]:
+    /// `PhysicsPlugin::default().with_collision_hooks::<MyHooks>()`.
+    pub fn with_collision_hooks<H2>(self) -> PhysicsPlugin<H2>
+    where
+        H2: CollisionHooks + 'static,
+        for<'w, 's> SystemParamItem<'w, 's, H2>: CollisionHooks,
+    {
+        PhysicsPlugin {
+            schedule: self.schedule,
+            hooks: PhantomData,
+        }
+    }
+}
+
+impl<H> Plugin for PhysicsPlugin<H>
+where
+    H: CollisionHooks + 'static,
+    for<'w, 's> SystemParamItem<'w, 's, H>: CollisionHooks,
+{
     fn build(&self, app: &mut App) {
-        app.add_plugins(PhysicsPlugins::new(self.schedule));
+        app.add_plugins(PhysicsPlugins::new(self.schedule).with_collision_hooks::<H>());
     }
 }
 
@@ -184,10 +221,20 @@ pub fn headless_app(timestep: f64) -> App {
     app
 }
 
-/// The per-stage plugins [`PhysicsPlugin`] adds, for users who want to replace one.
-#[derive(Debug)]
-pub struct PhysicsPlugins {
+/// The per-stage plugins [`PhysicsPlugin`] adds, for users who want to replace one. `H` is the
+/// [`CollisionHooks`] type, as for [`PhysicsPlugin`].
+pub struct PhysicsPlugins<H = ()> {
     schedule: InternedScheduleLabel,
+    hooks: PhantomData<fn() -> H>,
+}
+
+impl<H> std::fmt::Debug for PhysicsPlugins<H> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PhysicsPlugins")
+            .field("schedule", &self.schedule)
+            .field("hooks", &std::any::type_name::<H>())
+            .finish()
+    }
 }
 
 impl PhysicsPlugins {
@@ -195,11 +242,30 @@ impl PhysicsPlugins {
     pub fn new(schedule: impl ScheduleLabel) -> Self {
         Self {
             schedule: schedule.intern(),
+            hooks: PhantomData,
         }
     }
 }
 
-impl PluginGroup for PhysicsPlugins {
+impl<H> PhysicsPlugins<H> {
+    /// Runs the [`CollisionHooks`] `H`; see [`PhysicsPlugin::with_collision_hooks`].
+    pub fn with_collision_hooks<H2>(self) -> PhysicsPlugins<H2>
+    where
+        H2: CollisionHooks + 'static,
+        for<'w, 's> SystemParamItem<'w, 's, H2>: CollisionHooks,
+    {
+        PhysicsPlugins {
+            schedule: self.schedule,
+            hooks: PhantomData,
+        }
+    }
+}
+
+impl<H> PluginGroup for PhysicsPlugins<H>
+where
+    H: CollisionHooks + 'static,
+    for<'w, 's> SystemParamItem<'w, 's, H>: CollisionHooks,
+{
     fn build(self) -> PluginGroupBuilder {
         PluginGroupBuilder::start::<Self>()
             .add(schedule::PhysicsSchedulePlugin {
@@ -209,6 +275,7 @@ impl PluginGroup for PhysicsPlugins {
             .add(collision::ColliderPlugin)
             .add(collision::BroadPhasePlugin)
             .add(collision::NarrowPhasePlugin)
+            .add(collision::CollisionHooksPlugin::<H>::default())
             .add(solver::SolverPlugin)
             .add(solver::joints::JointPlugin)
             .add(body::sleeping::SleepingPlugin)

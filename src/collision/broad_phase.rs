@@ -17,6 +17,7 @@ use super::collider::{
     Collider, ColliderOf, ColliderPose, CollisionLayers, DisabledCollider, Friction, Restitution,
     Sensor,
 };
+use super::hooks::ActiveCollisionHooks;
 use crate::body::{AngularVelocity, LinearVelocity, Position, RigidBody, Rotation, Sleeping};
 use crate::math::Scalar;
 use crate::{PhysicsStepTime, SolverConfig};
@@ -49,6 +50,8 @@ pub(crate) struct ColliderProxy {
     pub restitution: Restitution,
     /// Upper bound on how far any point of the collider moves this step.
     pub motion: Scalar,
+    /// Which collision hooks run for this collider's pairs.
+    pub hooks: ActiveCollisionHooks,
 }
 
 /// Body pairs that must not collide (joined bodies), as `(min, max)` entity pairs, sorted.
@@ -112,6 +115,7 @@ pub(crate) fn collect_colliders(
             Has<Sensor>,
             Option<&Friction>,
             Option<&Restitution>,
+            Option<&ActiveCollisionHooks>,
         ),
         Without<DisabledCollider>,
     >,
@@ -131,7 +135,8 @@ pub(crate) fn collect_colliders(
     let dt = time.delta;
     let margin = config.speculative_distance();
     broad.proxies.clear();
-    for (entity, collider, local, collider_of, layers, sensor, friction, restitution) in &colliders
+    for (entity, collider, local, collider_of, layers, sensor, friction, restitution, hooks) in
+        &colliders
     {
         let body = collider_of.and_then(|c| bodies.get(c.body).ok().map(|b| (c.body, b)));
         let (kind, pose, motion, body_friction, body_restitution) = match body {
@@ -177,6 +182,7 @@ pub(crate) fn collect_colliders(
                 .copied()
                 .unwrap_or_default(),
             motion,
+            hooks: hooks.copied().unwrap_or_default(),
         });
     }
 }

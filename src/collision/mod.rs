@@ -3,6 +3,7 @@
 pub mod broad_phase;
 pub mod collider;
 pub mod contacts;
+pub mod hooks;
 pub mod narrow_phase;
 
 pub use collider::{
@@ -12,6 +13,7 @@ pub use contacts::{
     CollisionEnd, CollisionStart, Collisions, ContactGraph, ContactPair, ContactPoint,
     FrictionImpulse,
 };
+pub use hooks::{ActiveCollisionHooks, CollisionHooks, CollisionHooksPlugin, ContactPairMut};
 
 use bevy::prelude::*;
 
