@@ -622,3 +622,82 @@ fn hooks_with_unavailable_parameters_are_skipped_with_a_warning() {
     let y = position(&app, resting).y;
     assert!((y - 0.5).abs() <= slop(), "ball at {y}");
 }
+
+// ---------------------------------------------------------------------------------------------
+// Disabling some of a manifold's points
+
+#[derive(SystemParam)]
+struct RightSideHooks<'w, 's> {
+    bodies: Query<'w, 's, &'static Position>,
+}
+
+impl CollisionHooks for RightSideHooks<'_, '_> {
+    /// Disables the points right of the body's centre.
+    fn modify_contacts(&self, contacts: &mut ContactPairMut, _: &mut Commands) -> bool {
+        let body = contacts.body2.or(contacts.body1);
+        if let Some(Ok(centre)) = body.map(|b| self.bodies.get(b)) {
+            let x = centre.x;
+            contacts.retain_points(|p| p.point.x < x);
+        }
+        true
+    }
+}
+
+/// What `Collisions` reports for the only touching pair: each point's x, normal impulse and
+/// whether it is enabled.
+fn reported_points(app: &mut App) -> Vec<(f32, f32, bool)> {
+    app.world_mut()
+        .run_system_cached(|collisions: Collisions| {
+            let pair = collisions.iter().next().expect("no touching pair");
+            pair.points()
+                .enumerate()
+                .map(|(i, p)| (p.point.x, p.normal_impulse, pair.is_point_enabled(i)))
+                .collect::<Vec<_>>()
+        })
+        .unwrap()
+}
+
+#[test]
+fn disabling_some_points_tips_a_box_about_the_others() {
+    let mut app = hooked_app::<RightSideHooks>();
+    let floor = ground(&mut app);
+    // μ = 1 keeps the pivot from slipping: at the start the pivot must supply a horizontal
+    // force of 3/8 m g against a normal force of 5/8 m g (μ ≥ 0.6).
+    set(&mut app, floor, Friction::new(1.0));
+    let body = spawn(
+        &mut app,
+        (
+            RigidBody::Dynamic,
+            Collider::cuboid(1.0, 1.0, 1.0),
+            Transform::from_xyz(0.0, 0.5, 0.0),
+            Friction::new(1.0),
+            ActiveCollisionHooks::MODIFY_CONTACTS,
+        ),
+    );
+    // Resting on its left edge only, a unit cube pivots about it: torque m g a / 2 over the
+    // edge inertia 2 m a² / 3 gives α = 3 g / 4a. Semi-implicit Euler over substeps leads the
+    // closed form ½ α t² by ½ α h t (the free-fall offset of tests/free_fall.rs, with the sign
+    // of a velocity-first update from rest). By t = 1/8 s the box has turned 0.06 rad, which
+    // shortens the lever arm by a factor cos(45° + θ) / cos 45° ≥ 0.93 (about 2 % less turn on
+    // average); 5 % covers that and
+    // the soft contact's give at the pivot.
+    step(&mut app, 8);
+    let t = 8.0 * DT;
+    let alpha = 3.0 * g() / 4.0;
+    let expected = 0.5 * alpha * t * t + 0.5 * alpha * H * t;
+    let (_, angle) = rotation(&app, body).to_axis_angle();
+    assert!(
+        (angle - expected).abs() <= 0.05 * expected,
+        "turned {angle} rad in {t} s, a box on one edge turns {expected} rad"
+    );
+    // The disabled (right) points carry no impulse, the enabled ones carry the load.
+    let points = reported_points(&mut app);
+    assert_eq!(points.len(), 4, "{points:?}");
+    for &(x, impulse, enabled) in &points {
+        if x > 0.0 {
+            assert!(!enabled && impulse == 0.0, "right point {points:?}");
+        } else {
+            assert!(enabled && impulse > 0.0, "left point {points:?}");
+        }
+    }
+}
