@@ -678,9 +678,8 @@ fn disabling_some_points_tips_a_box_about_the_others() {
     // edge inertia 2 m a² / 3 gives α = 3 g / 4a. Semi-implicit Euler over substeps leads the
     // closed form ½ α t² by ½ α h t (the free-fall offset of tests/free_fall.rs, with the sign
     // of a velocity-first update from rest). By t = 1/8 s the box has turned 0.06 rad, which
-    // shortens the lever arm by a factor cos(45° + θ) / cos 45° ≥ 0.93 (about 2 % less turn on
-    // average); 5 % covers that and
-    // the soft contact's give at the pivot.
+    // shortens the lever arm by a factor cos(45° + θ) / cos 45° ≥ 0.93 (about 2 % less turn
+    // on average); 5 % covers that and the soft contact's give at the pivot.
     step(&mut app, 8);
     let t = 8.0 * DT;
     let alpha = 3.0 * g() / 4.0;
