@@ -573,11 +573,12 @@ fn invalid_hook_values_are_ignored_and_reported_once() {
         step(&mut app, 64);
         (app, b)
     });
-    let hook_warnings: Vec<_> = warnings.iter().filter(|w| w.contains("hook")).collect();
-    assert_eq!(hook_warnings.len(), 1, "warnings: {warnings:?}");
+    // One warning in 64 steps, about the hook, naming the ball; no other trouble (a value let
+    // through would poison the ball's velocity, which the solver would report).
+    assert_eq!(warnings.len(), 1, "warnings: {warnings:?}");
     assert!(
-        hook_warnings[0].contains(&format!("{ball_entity}")),
-        "the warning does not name the ball: {hook_warnings:?}"
+        warnings[0].contains("hook") && warnings[0].contains(&format!("{ball_entity}")),
+        "the warning does not name the hook and the ball: {warnings:?}"
     );
     // Nothing was applied: the ball rests as usual.
     let y = position(&app, ball_entity).y;
