@@ -29,7 +29,7 @@
 //! (so the step is `Time<Fixed>`'s timestep, 1/64 s by default). Each step runs the
 //! [`PhysicsStepSet`] stages: prepare (transform sync, mass properties), broad phase (a BVH of
 //! collider AABBs), narrow phase (parry contact manifolds, warm-start data matched by feature
-//! id), solver, sleeping, and finalize (transform sync, then collision events: see
+//! id; user [`CollisionHooks`] may filter pairs and modify contacts), solver, sleeping, and finalize (transform sync, then collision events: see
 //! [`collision::events`]). The solver runs [`SubstepSchedule`] [`SubstepCount`] times (4 by
 //! default): integrate velocities, warm start, soft contact solve, integrate positions, relax,
 //! XPBD joints, user constraints, velocity projection. Last, the spatial-query stage moves
@@ -99,8 +99,11 @@ pub use schedule::*;
 pub use solver::{Gravity, RigidBodyQueryItem, SolverBodies, SolverConfig};
 pub use spatial_query::*;
 
+use std::marker::PhantomData;
+
 use bevy::app::{FixedPostUpdate, PluginGroup, PluginGroupBuilder};
 use bevy::ecs::schedule::{InternedScheduleLabel, ScheduleLabel};
+use bevy::ecs::system::SystemParamItem;
 use bevy::prelude::*;
 
 /// Everything a user of the engine needs.
@@ -112,9 +115,10 @@ pub mod prelude {
         SleepingDisabled,
     };
     pub use crate::collision::{
-        CoefficientCombine, Collider, ColliderDisabled, ColliderOf, CollidingEntities,
-        CollisionEnd, CollisionEventsEnabled, CollisionLayers, CollisionStart, Collisions,
-        ContactPair, ContactPoint, Friction, PhysicsLayer, Restitution, Sensor,
+        ActiveCollisionHooks, CoefficientCombine, Collider, ColliderDisabled, ColliderOf,
+        CollidingEntities, CollisionEnd, CollisionEventsEnabled, CollisionHooks,
+        CollisionHooksPlugin, CollisionLayers, CollisionStart, Collisions, ContactPair,
+        ContactPairMut, ContactPoint, Friction, PhysicsLayer, Restitution, Sensor,
     };
     pub use crate::math::{Scalar, Vector};
     pub use crate::schedule::{
@@ -146,9 +150,21 @@ pub mod prelude {
 /// // Or step once per frame instead of at the fixed rate:
 /// App::new().add_plugins((MinimalPlugins, PhysicsPlugin::new(Update)));
 /// ```
-#[derive(Debug)]
-pub struct PhysicsPlugin {
+///
+/// `H` is the app's [`CollisionHooks`] type, `()` (no hooks) unless set with
+/// [`with_collision_hooks`](Self::with_collision_hooks).
+pub struct PhysicsPlugin<H = ()> {
     schedule: InternedScheduleLabel,
+    hooks: PhantomData<fn() -> H>,
+}
+
+impl<H> std::fmt::Debug for PhysicsPlugin<H> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PhysicsPlugin")
+            .field("schedule", &self.schedule)
+            .field("hooks", &std::any::type_name::<H>())
+            .finish()
+    }
 }
 
 impl Default for PhysicsPlugin {
@@ -163,13 +179,33 @@ impl PhysicsPlugin {
     pub fn new(schedule: impl ScheduleLabel) -> Self {
         Self {
             schedule: schedule.intern(),
+            hooks: PhantomData,
         }
     }
 }
 
-impl Plugin for PhysicsPlugin {
+impl<H> PhysicsPlugin<H> {
+    /// Runs the [`CollisionHooks`] `H` for colliders with [`ActiveCollisionHooks`]:
+    /// `PhysicsPlugin::default().with_collision_hooks::<MyHooks>()`.
+    pub fn with_collision_hooks<H2>(self) -> PhysicsPlugin<H2>
+    where
+        H2: CollisionHooks + 'static,
+        for<'w, 's> SystemParamItem<'w, 's, H2>: CollisionHooks,
+    {
+        PhysicsPlugin {
+            schedule: self.schedule,
+            hooks: PhantomData,
+        }
+    }
+}
+
+impl<H> Plugin for PhysicsPlugin<H>
+where
+    H: CollisionHooks + 'static,
+    for<'w, 's> SystemParamItem<'w, 's, H>: CollisionHooks,
+{
     fn build(&self, app: &mut App) {
-        app.add_plugins(PhysicsPlugins::new(self.schedule));
+        app.add_plugins(PhysicsPlugins::new(self.schedule).with_collision_hooks::<H>());
     }
 }
 
@@ -194,10 +230,20 @@ pub fn headless_app(timestep: f64) -> App {
     app
 }
 
-/// The per-stage plugins [`PhysicsPlugin`] adds, for users who want to replace one.
-#[derive(Debug)]
-pub struct PhysicsPlugins {
+/// The per-stage plugins [`PhysicsPlugin`] adds, for users who want to replace one. `H` is the
+/// [`CollisionHooks`] type, as for [`PhysicsPlugin`].
+pub struct PhysicsPlugins<H = ()> {
     schedule: InternedScheduleLabel,
+    hooks: PhantomData<fn() -> H>,
+}
+
+impl<H> std::fmt::Debug for PhysicsPlugins<H> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PhysicsPlugins")
+            .field("schedule", &self.schedule)
+            .field("hooks", &std::any::type_name::<H>())
+            .finish()
+    }
 }
 
 impl PhysicsPlugins {
@@ -205,11 +251,30 @@ impl PhysicsPlugins {
     pub fn new(schedule: impl ScheduleLabel) -> Self {
         Self {
             schedule: schedule.intern(),
+            hooks: PhantomData,
         }
     }
 }
 
-impl PluginGroup for PhysicsPlugins {
+impl<H> PhysicsPlugins<H> {
+    /// Runs the [`CollisionHooks`] `H`; see [`PhysicsPlugin::with_collision_hooks`].
+    pub fn with_collision_hooks<H2>(self) -> PhysicsPlugins<H2>
+    where
+        H2: CollisionHooks + 'static,
+        for<'w, 's> SystemParamItem<'w, 's, H2>: CollisionHooks,
+    {
+        PhysicsPlugins {
+            schedule: self.schedule,
+            hooks: PhantomData,
+        }
+    }
+}
+
+impl<H> PluginGroup for PhysicsPlugins<H>
+where
+    H: CollisionHooks + 'static,
+    for<'w, 's> SystemParamItem<'w, 's, H>: CollisionHooks,
+{
     fn build(self) -> PluginGroupBuilder {
         PluginGroupBuilder::start::<Self>()
             .add(schedule::PhysicsSchedulePlugin {
@@ -219,6 +284,7 @@ impl PluginGroup for PhysicsPlugins {
             .add(collision::ColliderPlugin)
             .add(collision::BroadPhasePlugin)
             .add(collision::NarrowPhasePlugin)
+            .add(collision::CollisionHooksPlugin::<H>::default())
             .add(solver::SolverPlugin)
             .add(solver::joints::JointPlugin)
             .add(body::sleeping::SleepingPlugin)

@@ -17,6 +17,7 @@ use super::collider::{
     Collider, ColliderDisabled, ColliderOf, ColliderPose, CollisionLayers, DisabledCollider,
     Friction, Restitution, Sensor,
 };
+use super::hooks::ActiveCollisionHooks;
 use crate::body::{AngularVelocity, LinearVelocity, Position, RigidBody, Rotation, Sleeping};
 use crate::math::Scalar;
 use crate::{PhysicsStepTime, SolverConfig};
@@ -63,6 +64,8 @@ pub(crate) struct ColliderProxy {
     pub restitution: Restitution,
     /// Upper bound on how far any point of the collider moves this step.
     pub motion: Scalar,
+    /// Which collision hooks run for this collider's pairs.
+    pub hooks: ActiveCollisionHooks,
 }
 
 /// Body pairs that must not collide (joined bodies), as `(min, max)` entity pairs, sorted.
@@ -101,16 +104,6 @@ impl BroadPhase {
     pub(crate) fn leaf_proxy(&self, leaf: u32) -> Option<&ColliderProxy> {
         let index = self.leaf_proxy.get(leaf as usize)?.0;
         self.proxies.get(index as usize)
-    }
-
-    /// The proxies whose (enlarged) AABB in the tree overlaps `aabb`, found through the BVH.
-    pub(crate) fn proxies_in_aabb<'a>(
-        &'a self,
-        aabb: &'a Aabb,
-    ) -> impl Iterator<Item = &'a ColliderProxy> + 'a {
-        self.bvh
-            .intersect_aabb(aabb)
-            .filter_map(|leaf| self.leaf_proxy(leaf))
     }
 
     /// The tree of proxy AABBs; its leaves are entity indices (see [`Self::leaf_proxy`]).
@@ -179,6 +172,7 @@ pub(crate) fn collect_colliders(
             Has<Sensor>,
             Option<&Friction>,
             Option<&Restitution>,
+            Option<&ActiveCollisionHooks>,
         ),
         (Without<DisabledCollider>, Without<ColliderDisabled>),
     >,
@@ -198,7 +192,8 @@ pub(crate) fn collect_colliders(
     let dt = time.delta;
     let margin = config.speculative_distance();
     broad.proxies.clear();
-    for (entity, collider, local, collider_of, layers, sensor, friction, restitution) in &colliders
+    for (entity, collider, local, collider_of, layers, sensor, friction, restitution, hooks) in
+        &colliders
     {
         let body = collider_of.and_then(|c| bodies.get(c.body).ok().map(|b| (c.body, b)));
         let (kind, pose, motion, body_friction, body_restitution) = match body {
@@ -241,6 +236,7 @@ pub(crate) fn collect_colliders(
                 .copied()
                 .unwrap_or_default(),
             motion,
+            hooks: hooks.copied().unwrap_or_default(),
         });
     }
 }

@@ -105,6 +105,8 @@ pub struct ContactPair {
     pub(crate) proxies: (u32, u32),
     /// parry has no contact algorithm for this pair of shapes.
     pub(crate) unsupported: bool,
+    /// This step's changes by contact hooks.
+    pub(crate) modifications: super::hooks::ContactModifications,
 }
 
 impl ContactPair {

@@ -4,6 +4,7 @@ pub mod broad_phase;
 pub mod collider;
 pub mod contacts;
 pub mod events;
+pub mod hooks;
 pub mod narrow_phase;
 
 pub use collider::{
@@ -15,6 +16,7 @@ pub use contacts::{
     FrictionImpulse,
 };
 pub use events::{CollidingEntities, CollisionEventsEnabled};
+pub use hooks::{ActiveCollisionHooks, CollisionHooks, CollisionHooksPlugin, ContactPairMut};
 
 use bevy::prelude::*;
 

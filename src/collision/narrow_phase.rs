@@ -139,6 +139,7 @@ fn new_pair(p1: &ColliderProxy, p2: &ColliderProxy) -> ContactPair {
         restitution: 0.0,
         proxies: (0, 0),
         unsupported: false,
+        modifications: Default::default(),
     }
 }
 

@@ -18,6 +18,12 @@
 //! impulse about the normal clamped to `μ Σλn r`, with `r` the mean distance of the points from
 //! the centre. Per-point friction would tie the friction of each corner to how Gauss–Seidel
 //! happens to share the load among the corners, which makes sliding boxes yaw and veer.
+//!
+//! [Contact hooks](crate::collision::hooks) act here through the contact pair: dropped pairs
+//! and disabled points build no constraint rows, overridden friction and restitution replace
+//! the combined ones, and a tangent (surface) velocity becomes a target speed per friction
+//! direction, precomputed per step, that the friction rows drive the relative tangential
+//! speed toward instead of zero (as Box2D's `tangentSpeed` does): one subtraction per row.
 
 use bevy::prelude::*;
 use smallvec::SmallVec;
@@ -124,6 +130,8 @@ struct FrictionPatch {
     radius: Scalar,
     tangent_impulse: [Scalar; 2],
     twist_impulse: Scalar,
+    /// Target relative speed along each tangent: the pair's tangent velocity, or zero.
+    target_speed: [Scalar; 2],
 }
 
 /// A contact manifold prepared for the solver.
@@ -140,9 +148,11 @@ pub(crate) struct ContactConstraint {
     against_static: bool,
     points: SmallVec<[ContactConstraintPoint; 4]>,
     patch: FrictionPatch,
-    /// Where the impulses go back to: contact pair and manifold index.
+    /// Where the impulses go back to: contact pair and manifold index, and the pair-wide
+    /// index of the manifold's first point.
     pair: u32,
     manifold: u32,
+    first_point: u32,
 }
 
 impl TwoBody for ContactConstraint {
@@ -180,7 +190,7 @@ pub(crate) fn prepare_contacts(
     // references, and the constraints are then built directly in their final order.
     contacts.manifolds.clear();
     for (pair_index, pair) in graph.pairs.iter().enumerate() {
-        if pair.sensor || pair.manifolds.is_empty() {
+        if pair.sensor || pair.manifolds.is_empty() || pair.modifications.dropped {
             continue;
         }
         let b1 = solver.contact_slot(pair.body1) as u32;
@@ -188,15 +198,19 @@ pub(crate) fn prepare_contacts(
         if bodies[b1 as usize].inverse_mass == 0.0 && bodies[b2 as usize].inverse_mass == 0.0 {
             continue;
         }
+        let mut first_point = 0;
         for (manifold_index, manifold) in pair.manifolds.iter().enumerate() {
-            if !manifold.points.is_empty() {
+            let count = manifold.points.len();
+            if pair.modifications.any_enabled(first_point, count) {
                 contacts.manifolds.push(ManifoldRef {
                     pair: pair_index as u32,
                     manifold: manifold_index as u32,
+                    first_point: first_point as u32,
                     b1,
                     b2,
                 });
             }
+            first_point += count;
         }
     }
     contacts.colouring.colour(
@@ -221,6 +235,7 @@ pub(crate) fn prepare_contacts(
 pub(crate) struct ManifoldRef {
     pair: u32,
     manifold: u32,
+    first_point: u32,
     b1: u32,
     b2: u32,
 }
@@ -254,7 +269,13 @@ fn build_constraint(
     );
     let mut anchors = SmallVec::<[Vector; 4]>::new();
     let mut points = SmallVec::new();
-    for c in &manifold.points {
+    let first = r.first_point as usize;
+    let enabled = manifold
+        .points
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| pair.modifications.point_enabled(first + i));
+    for (_, c) in enabled {
         let anchor = 0.5 * (frame1 * c.local_p1 + frame2 * c.local_p2);
         let (r1, r2) = (anchor - center1, anchor - center2);
         anchors.push(anchor);
@@ -266,27 +287,32 @@ fn build_constraint(
             relative_velocity: normal.dot(body2.velocity_at(r2) - body1.velocity_at(r1)),
         });
     }
+    let mut patch = friction_patch(
+        body1,
+        body2,
+        &anchors,
+        normal,
+        tangents,
+        manifold.data,
+        per_substep,
+    );
+    // A conveyor's surface velocity, as a target speed per friction direction.
+    let tangent_velocity = pair.tangent_velocity();
+    patch.target_speed = tangents.map(|t| t.dot(tangent_velocity));
     ContactConstraint {
         b1: r.b1,
         b2: r.b2,
         normal,
         tangents,
         push: push(body1, body2, normal),
-        friction: pair.friction,
-        restitution: pair.restitution,
+        friction: pair.friction(),
+        restitution: pair.restitution(),
         against_static: r.b1 == SolverBodies::STATIC as u32 || r.b2 == SolverBodies::STATIC as u32,
         points,
-        patch: friction_patch(
-            body1,
-            body2,
-            &anchors,
-            normal,
-            tangents,
-            manifold.data,
-            per_substep,
-        ),
+        patch,
         pair: r.pair,
         manifold: r.manifold,
+        first_point: r.first_point,
     }
 }
 
@@ -319,6 +345,7 @@ fn friction_patch(
             / anchors.len() as Scalar,
         tangent_impulse: impulse.tangent.map(|t| t * per_substep),
         twist_impulse: impulse.twist * per_substep,
+        target_speed: [0.0; 2],
     }
 }
 
@@ -445,7 +472,7 @@ fn solve_friction(
     let relative = body2.linear_velocity - body1.linear_velocity;
     let old = f.tangent_impulse;
     let mut new = [0, 1].map(|k| {
-        let speed = f.arms[k].speed(c.tangents[k].dot(relative), body1, body2);
+        let speed = f.arms[k].speed(c.tangents[k].dot(relative), body1, body2) - f.target_speed[k];
         old[k] - f.arms[k].mass * speed
     });
     let length = (new[0] * new[0] + new[1] * new[1]).sqrt();
@@ -511,8 +538,17 @@ pub(crate) fn store_impulses(
     // times.
     let substeps = time.substeps as Scalar;
     for c in &contacts.constraints {
-        let manifold = &mut graph.pairs[c.pair as usize].manifolds[c.manifold as usize];
-        for (tracked, point) in manifold.points.iter_mut().zip(&c.points) {
+        let pair = &mut graph.pairs[c.pair as usize];
+        let manifold = &mut pair.manifolds[c.manifold as usize];
+        // Points disabled by a hook have no row (and were given zero impulse by the hook
+        // system), so the rows belong to the enabled points in order.
+        let first = c.first_point as usize;
+        let enabled = manifold
+            .points
+            .iter_mut()
+            .enumerate()
+            .filter(|(i, _)| pair.modifications.point_enabled(first + i));
+        for ((_, tracked), point) in enabled.zip(&c.points) {
             tracked.data = point.normal_impulse * substeps;
         }
         manifold.data = FrictionImpulse {
