@@ -104,6 +104,7 @@ fn rebuild_query_tree(
             friction: default(),
             restitution: default(),
             motion: 0.0,
+            hooks: default(),
         });
     }
     broad.update_tree();
