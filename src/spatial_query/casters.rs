@@ -16,13 +16,15 @@ use crate::math::{Quaternion, Scalar, Vector, is_finite_quat};
 /// ```
 /// # use bevy::prelude::*;
 /// # use impetus3d::prelude::*;
-/// # let mut commands: Commands = unimplemented!();
-/// // A ground check 1.1 m down from a character's origin.
-/// commands.spawn((
-///     RigidBody::Kinematic,
-///     Collider::capsule(0.4, 1.0),
-///     RayCaster::new(Vec3::ZERO, Dir3::NEG_Y).with_max_distance(1.1),
-/// ));
+/// fn spawn_character(mut commands: Commands) {
+///     // A ground check 1.1 m down from a character's origin.
+///     commands.spawn((
+///         RigidBody::Kinematic,
+///         Collider::capsule(0.4, 1.0),
+///         RayCaster::new(Vec3::ZERO, Dir3::NEG_Y).with_max_distance(1.1),
+///     ));
+/// }
+/// # bevy::ecs::system::assert_is_system(spawn_character);
 /// ```
 #[derive(Component, Clone, Debug, PartialEq)]
 #[require(RayHits)]
