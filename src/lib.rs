@@ -29,12 +29,14 @@
 //! (so the step is `Time<Fixed>`'s timestep, 1/64 s by default). Each step runs the
 //! [`PhysicsStepSet`] stages: prepare (transform sync, mass properties), broad phase (a BVH of
 //! collider AABBs), narrow phase (parry contact manifolds, warm-start data matched by feature
-//! id; user [`CollisionHooks`] may filter pairs and modify contacts), solver, sleeping, and finalize (transform sync, then collision events: see
-//! [`collision::events`]). The solver runs [`SubstepSchedule`] [`SubstepCount`] times (4 by
-//! default): integrate velocities, warm start, soft contact solve, integrate positions, relax,
-//! XPBD joints, user constraints, velocity projection. Last, the spatial-query stage moves
-//! the query tree to the bodies' new poses and refreshes ray and shape casters
-//! ([`spatial_query`]).
+//! id; user [`CollisionHooks`] may filter pairs and modify contacts), solver, sleeping, and
+//! finalize (transform sync, then collision events: see [`collision::events`]). The solver runs
+//! [`SubstepSchedule`] [`SubstepCount`] times (4 by default): integrate velocities, warm start,
+//! soft contact solve, integrate positions, relax, XPBD joints, user constraints, velocity
+//! projection. Bodies with [`SweptCcd`] are then swept from their step-start to their step-end
+//! pose and moved back to their first impact ([`SolverSet::SweptCcd`]), before the solver writes
+//! bodies back. Last, the spatial-query stage moves the query tree to the bodies' new poses and
+//! refreshes ray and shape casters ([`spatial_query`]).
 //!
 //! ## Methods and sources
 //!
@@ -46,6 +48,10 @@
 //!   Müller et al., "Detailed Rigid Body Simulation with Extended Position Based Dynamics"
 //!   (2020).
 //! - Collision detection: [parry3d](https://parry.rs).
+//! - Tunnelling: speculative contacts for every body (the broad phase enlarges each AABB by
+//!   the step's motion); opt-in swept CCD with time of impact by GJK ray casting and
+//!   conservative advancement, as in Catto, "Continuous Collision" (GDC 2013) and Box2D v3
+//!   (see [`solver::ccd`]).
 //! - Parallelism: contact constraints are graph-coloured (as in Box2D v3) and each colour is
 //!   solved in parallel chunks; the narrow phase runs pairs in parallel. Both give
 //!   bit-identical results for any thread count. Enable the `parallel` feature for threads.
@@ -96,7 +102,7 @@ pub mod dynamics {
 pub use body::*;
 pub use collision::*;
 pub use schedule::*;
-pub use solver::{Gravity, RigidBodyQueryItem, SolverBodies, SolverConfig};
+pub use solver::{Gravity, RigidBodyQueryItem, SolverBodies, SolverConfig, SweepMode, SweptCcd};
 pub use spatial_query::*;
 
 use std::marker::PhantomData;
@@ -133,7 +139,7 @@ pub mod prelude {
         AngularConstraint, ConstraintDisabled, PositionConstraint, XpbdConstraint, XpbdIterations,
         solve_constraint,
     };
-    pub use crate::solver::{Gravity, RigidBodyQueryItem, SolverConfig};
+    pub use crate::solver::{Gravity, RigidBodyQueryItem, SolverConfig, SweepMode, SweptCcd};
     pub use crate::spatial_query::{
         PointProjectionHit, RayCaster, RayHitData, RayHits, ShapeCastConfig, ShapeCaster,
         ShapeHitData, ShapeHits, SpatialQuery, SpatialQueryFilter, update_spatial_query_pipeline,
@@ -287,6 +293,7 @@ where
             .add(collision::CollisionHooksPlugin::<H>::default())
             .add(solver::SolverPlugin)
             .add(solver::joints::JointPlugin)
+            .add(solver::ccd::SweptCcdPlugin)
             .add(body::sleeping::SleepingPlugin)
             .add(spatial_query::SpatialQueryPlugin)
     }

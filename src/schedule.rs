@@ -57,6 +57,9 @@ pub enum SolverSet {
     Substep,
     /// Apply restitution once, after all substeps.
     Restitution,
+    /// Sweep bodies with [`SweptCcd`](crate::solver::ccd::SweptCcd) from their step-start to
+    /// their step-end pose and move them back to their first impact.
+    SweptCcd,
     /// Store impulses for warm starting and write bodies back to the ECS.
     Writeback,
 }
@@ -140,6 +143,7 @@ impl Plugin for PhysicsSchedulePlugin {
                     SolverSet::PrepareJoints,
                     SolverSet::Substep,
                     SolverSet::Restitution,
+                    SolverSet::SweptCcd,
                     SolverSet::Writeback,
                 )
                     .chain()

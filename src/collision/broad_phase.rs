@@ -73,7 +73,7 @@ pub(crate) struct ColliderProxy {
 pub(crate) struct CollisionExclusions(pub Vec<(Entity, Entity)>);
 
 impl CollisionExclusions {
-    fn excludes(&self, a: Option<Entity>, b: Option<Entity>) -> bool {
+    pub(crate) fn excludes(&self, a: Option<Entity>, b: Option<Entity>) -> bool {
         match (a, b) {
             (Some(a), Some(b)) if !self.0.is_empty() => {
                 self.0.binary_search(&(a.min(b), a.max(b))).is_ok()
@@ -104,6 +104,16 @@ impl BroadPhase {
     pub(crate) fn leaf_proxy(&self, leaf: u32) -> Option<&ColliderProxy> {
         let index = self.leaf_proxy.get(leaf as usize)?.0;
         self.proxies.get(index as usize)
+    }
+
+    /// The proxies whose (enlarged) AABB in the tree overlaps `aabb`, found through the BVH.
+    pub(crate) fn proxies_in_aabb<'a>(
+        &'a self,
+        aabb: &'a Aabb,
+    ) -> impl Iterator<Item = &'a ColliderProxy> + 'a {
+        self.bvh
+            .intersect_aabb(aabb)
+            .filter_map(|leaf| self.leaf_proxy(leaf))
     }
 
     /// The tree of proxy AABBs; its leaves are entity indices (see [`Self::leaf_proxy`]).

@@ -6,6 +6,7 @@
 //! substep (in [`SubstepSolverSet`] order): integrate velocities, warm start, solve contacts,
 //! integrate positions, relax contacts, solve joints and user constraints, project velocities.
 
+pub mod ccd;
 mod colouring;
 pub mod contact;
 pub mod integrator;
@@ -14,6 +15,7 @@ pub mod softness;
 pub mod solver_body;
 pub mod xpbd;
 
+pub use ccd::{SweepMode, SweptCcd};
 pub use softness::SoftCoefficients;
 pub use solver_body::{RigidBodyQueryItem, SolverBodies};
 
