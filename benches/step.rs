@@ -11,6 +11,13 @@
 //! - `chain/100_links`: 100 balls (radius 0.25 m) 1 m apart joined by spherical joints,
 //!   hanging from a static anchor with a kick on the last link, measured from its 10th step on.
 //!
+//! - `joints_1000/{spherical,d6_ball,d6_locked,no_joints}`: 100 chains of 10 balls (radius
+//!   0.25 m, 1 m apart, in no collision layer), each hanging from a static anchor, joined by
+//!   1000 joints: XPBD spherical joints, D6 joints with the linear axes locked and the angular
+//!   ones free (the same constraint on velocity rows), D6 joints with every axis locked; and
+//!   the same balls without joints, falling, for the cost of the bodies alone. The last
+//!   link of each chain is kicked sideways; measured from the 10th step on.
+//!
 //! Every dynamic body has [`SleepingDisabled`]: a resting pyramid or a hanging chain would
 //! otherwise fall asleep and its steps would cost almost nothing, and the point here is the
 //! broad phase, narrow phase and solver work of an awake scene.
@@ -165,6 +172,89 @@ fn chain(links: usize) -> App {
     app
 }
 
+/// Which joint the `joints_1000` scene uses.
+#[derive(Clone, Copy)]
+enum JointKind {
+    Spherical,
+    D6Ball,
+    D6Locked,
+    None,
+}
+
+/// 100 chains of 10 links each (1000 joints of `kind`), 1.5 m apart.
+fn chains(kind: JointKind) -> App {
+    let mut app = impetus3d::headless_app(DT);
+    for chain in 0..100 {
+        let x = (chain % 10) as f32 * 1.5;
+        let z = (chain / 10) as f32 * 1.5;
+        let mut previous = app
+            .world_mut()
+            .spawn((RigidBody::Static, Transform::from_xyz(x, 0.0, z)))
+            .id();
+        for i in 0..10 {
+            let mut link = app.world_mut().spawn((
+                RigidBody::Dynamic,
+                Collider::sphere(0.25),
+                CollisionLayers::NONE,
+                SleepingDisabled,
+                Transform::from_xyz(x, -(i as f32 + 1.0), z),
+            ));
+            if i == 9 {
+                link.insert(LinearVelocity(Vec3::new(5.0, 0.0, 0.0)));
+            }
+            let link = link.id();
+            let (a1, a2) = (Vec3::new(0.0, -0.5, 0.0), Vec3::new(0.0, 0.5, 0.0));
+            let d6 = || {
+                D6Joint::new(previous, link)
+                    .with_local_anchor_1(a1)
+                    .with_local_anchor_2(a2)
+            };
+            let world = app.world_mut();
+            match kind {
+                JointKind::Spherical => {
+                    world.spawn(
+                        SphericalJoint::new(previous, link)
+                            .with_local_anchor_1(a1)
+                            .with_local_anchor_2(a2),
+                    );
+                }
+                JointKind::D6Ball => {
+                    world.spawn(
+                        d6().with_motion(D6Axis::Twist, D6Motion::Free)
+                            .with_motion(D6Axis::Swing1, D6Motion::Free)
+                            .with_motion(D6Axis::Swing2, D6Motion::Free),
+                    );
+                }
+                JointKind::D6Locked => {
+                    world.spawn(d6());
+                }
+                JointKind::None => {}
+            }
+            previous = link;
+        }
+    }
+    app
+}
+
+fn bench_joints_1000(c: &mut Criterion) {
+    let mut group = c.benchmark_group("joints_1000");
+    group
+        .sample_size(20)
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(3));
+    for (name, kind) in [
+        ("spherical", JointKind::Spherical),
+        ("d6_ball", JointKind::D6Ball),
+        ("d6_locked", JointKind::D6Locked),
+        ("no_joints", JointKind::None),
+    ] {
+        let mut app = chains(kind);
+        step(&mut app, 10);
+        group.bench_function(name, |b| b.iter(|| black_box(&mut app).update()));
+    }
+    group.finish();
+}
+
 fn step(app: &mut App, steps: usize) {
     for _ in 0..steps {
         app.update();
@@ -249,6 +339,7 @@ criterion_group!(
     bench_pyramid,
     bench_pile,
     bench_joint_grid,
-    bench_chain
+    bench_chain,
+    bench_joints_1000
 );
 criterion_main!(benches);

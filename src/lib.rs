@@ -132,8 +132,11 @@ pub mod prelude {
         SubstepSolverSet,
     };
     pub use crate::solver::joints::{
-        DistanceJoint, FixedJoint, Joint, JointBroken, JointMotor, MotorTarget, PrismaticJoint,
-        RevoluteJoint, SphericalJoint,
+        D6Axis, D6Drive, D6Joint, D6Limit, D6Motion, DistanceJoint, FixedJoint, Joint, JointBroken,
+        JointMotor, MotorTarget, PrismaticJoint, RevoluteJoint, SphericalJoint,
+    };
+    pub use crate::solver::rows::{
+        ConstraintRow, RowMode, RowSink, RowSoftness, VelocityConstraint, solve_velocity_constraint,
     };
     pub use crate::solver::xpbd::{
         AngularConstraint, ConstraintDisabled, PositionConstraint, XpbdConstraint, XpbdIterations,

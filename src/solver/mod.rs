@@ -11,6 +11,7 @@ mod colouring;
 pub mod contact;
 pub mod integrator;
 pub mod joints;
+pub mod rows;
 pub mod softness;
 pub mod solver_body;
 pub mod xpbd;
@@ -90,7 +91,8 @@ pub(crate) struct SolverPlugin;
 
 impl Plugin for SolverPlugin {
     fn build(&self, app: &mut App) {
-        app.init_resource::<Gravity>()
+        app.add_plugins(rows::RowPlugin)
+            .init_resource::<Gravity>()
             .init_resource::<SolverConfig>()
             .init_resource::<SolverBodies>()
             .init_resource::<contact::ContactConstraints>()

@@ -7,6 +7,10 @@
 //! | [`SphericalJoint`] | anchor separation | swing and twist angles | – |
 //! | [`RevoluteJoint`] | all but rotation about one axis | angle | speed or angle |
 //! | [`PrismaticJoint`] | all but translation along one axis | distance | speed or position |
+//! | [`D6Joint`] | any of six axes (locked, limited or free) | per axis, swing cone, soft, bouncy | spring–damper drive per axis |
+//!
+//! [`D6Joint`] is different: it is built on velocity rows ([`rows`](crate::solver::rows)) and
+//! solved with the contacts, not with XPBD; it shares only the collision filtering below.
 //!
 //! Every joint shares [`JointBase`] (bodies, anchors in each body's frame, compliance, velocity
 //! damping, break force, whether the joined bodies collide) and the builders of the [`Joint`]
@@ -22,12 +26,14 @@
 //! By default joined bodies do not collide with each other (as in Box2D and PhysX); use
 //! [`Joint::with_collision`] to let them.
 
+mod d6;
 mod distance;
 mod fixed;
 mod prismatic;
 mod revolute;
 mod spherical;
 
+pub use d6::{D6Axis, D6Drive, D6Joint, D6Limit, D6Motion};
 pub use distance::DistanceJoint;
 pub use fixed::FixedJoint;
 pub use prismatic::PrismaticJoint;
@@ -49,7 +55,10 @@ use super::xpbd::{
 use crate::PhysicsStepTime;
 use crate::collision::broad_phase::CollisionExclusions;
 use crate::math::{Matrix3, Scalar, Vector};
-use crate::schedule::{PhysicsSchedule, PhysicsStepSet, SubstepSchedule, SubstepSolverSet};
+use crate::schedule::{
+    PhysicsSchedule, PhysicsStepSet, SolverSet, SubstepSchedule, SubstepSolverSet,
+};
+use crate::solver::rows::solve_velocity_constraint;
 
 /// What every joint has: its bodies, anchors, compliance, damping, break force and state.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -205,6 +214,7 @@ impl Plugin for JointPlugin {
                         collect_exclusions::<RevoluteJoint>,
                         collect_exclusions::<SphericalJoint>,
                         collect_exclusions::<DistanceJoint>,
+                        collect_d6_exclusions,
                         sort_exclusions,
                     )
                         .chain()
@@ -217,6 +227,7 @@ impl Plugin for JointPlugin {
                         report_broken::<DistanceJoint>,
                     )
                         .in_set(PhysicsStepSet::Finalize),
+                    solve_velocity_constraint::<D6Joint, 2>.in_set(SolverSet::PrepareJoints),
                 ),
             );
     }
@@ -274,6 +285,18 @@ fn collect_exclusions<J: Joint>(
         let base = joint.base();
         if !base.collide_connected {
             let (a, b) = (base.entity1, base.entity2);
+            exclusions.0.push((a.min(b), a.max(b)));
+        }
+    }
+}
+
+fn collect_d6_exclusions(
+    joints: Query<&D6Joint, Without<ConstraintDisabled>>,
+    mut exclusions: ResMut<CollisionExclusions>,
+) {
+    for joint in &joints {
+        if !joint.collide_connected {
+            let (a, b) = (joint.entity1, joint.entity2);
             exclusions.0.push((a.min(b), a.max(b)));
         }
     }

@@ -189,7 +189,7 @@ impl<const N: usize> Default for ConstraintSlots<N> {
 }
 
 /// The ECS view of a body needed to bring it into the step when a constraint names it.
-type ParticipantData = (
+pub(crate) type ParticipantData = (
     &'static RigidBody,
     &'static Position,
     &'static Rotation,
@@ -305,7 +305,7 @@ impl Default for XpbdIterations {
 }
 
 /// Finds (or creates) the dense slot of each body a constraint names.
-fn resolve<const N: usize>(
+pub(crate) fn resolve<const N: usize>(
     constraint: Entity,
     entities: [Entity; N],
     solver: &mut SolverBodies,

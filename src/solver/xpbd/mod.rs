@@ -85,8 +85,8 @@ pub use constraint::{
     XpbdConstraint, XpbdIterations, solve_constraint,
 };
 pub(crate) use constraint::{
-    angular_inverse_mass, apply_angular_impulse, apply_position_impulse, lagrange_update,
-    positional_inverse_mass,
+    ParticipantData, angular_inverse_mass, apply_angular_impulse, apply_position_impulse,
+    lagrange_update, positional_inverse_mass, resolve,
 };
 pub(crate) use projection::project_velocities;
 

@@ -1,0 +1,293 @@
+//! The user API: velocity constraints as components, and the generic system that gathers
+//! their rows once per step.
+
+use bevy::ecs::component::Mutable;
+use bevy::ecs::entity::{EntityHashMap, EntityHashSet, MapEntities};
+use bevy::prelude::*;
+
+use super::ConstraintRow;
+use super::solve::{PreparedRow, StepContext, VelocityRows};
+use crate::math::Scalar;
+use crate::solver::xpbd::{ConstraintDisabled, ParticipantData, resolve};
+use crate::solver::{RigidBodyQueryItem, SolverBodies};
+use crate::{PhysicsStepTime, SolverConfig};
+
+/// A velocity-level constraint between `ENTITY_COUNT` bodies, made of [`ConstraintRow`]s.
+///
+/// Implement it on a component and add [`solve_velocity_constraint::<C, ENTITY_COUNT>`] to
+/// [`PhysicsSchedule`](crate::PhysicsSchedule) in
+/// [`SolverSet::PrepareJoints`](crate::SolverSet::PrepareJoints). Once per step the system
+/// hands the constraint the impulses its rows applied in the previous step
+/// ([`impulses`](Self::impulses)), then asks it for this step's rows ([`rows`](Self::rows));
+/// the engine solves them with the contacts in every substep (see the
+/// [module docs](crate::solver::rows)).
+///
+/// ```
+/// use bevy::ecs::entity::{EntityMapper, MapEntities};
+/// use bevy::prelude::*;
+/// use impetus3d::prelude::*;
+///
+/// /// Lifts a body along world y at a fixed speed.
+/// #[derive(Component)]
+/// struct Elevator {
+///     body: Entity,
+///     speed: f32,
+/// }
+///
+/// impl VelocityConstraint<1> for Elevator {
+///     fn entities(&self) -> [Entity; 1] {
+///         [self.body]
+///     }
+///     fn rows(&self, _bodies: [&RigidBodyQueryItem; 1], rows: &mut RowSink) {
+///         rows.add(ConstraintRow::linear(Vec3::Y, Vec3::ZERO, Vec3::ZERO).with_velocity_target(self.speed));
+///     }
+/// }
+///
+/// impl MapEntities for Elevator {
+///     fn map_entities<M: EntityMapper>(&mut self, mapper: &mut M) {
+///         self.body = mapper.get_mapped(self.body);
+///     }
+/// }
+///
+/// let mut app = App::new();
+/// app.add_plugins((MinimalPlugins, PhysicsPlugin::default()));
+/// app.add_systems(
+///     PhysicsSchedule,
+///     solve_velocity_constraint::<Elevator, 1>.in_set(SolverSet::PrepareJoints),
+/// );
+/// ```
+pub trait VelocityConstraint<const ENTITY_COUNT: usize>: MapEntities {
+    /// The bodies this constraint acts on, in the order [`rows`](Self::rows) receives them.
+    fn entities(&self) -> [Entity; ENTITY_COUNT];
+
+    /// Adds this step's rows. Called once per step, before the substeps, with the bodies as
+    /// they are at the start of the step (static bodies have zero inverse mass).
+    fn rows(&self, bodies: [&RigidBodyQueryItem; ENTITY_COUNT], rows: &mut RowSink);
+
+    /// Receives the impulse (N·s, over the whole step) each row added in the previous step
+    /// applied, in the order they were added (0 for rows that were skipped). Called once per
+    /// step, just before [`rows`](Self::rows). The default ignores them.
+    fn impulses(&mut self, impulses: &[Scalar]) {
+        let _ = impulses;
+    }
+}
+
+/// Where a [`VelocityConstraint`] puts its rows.
+pub struct RowSink<'a> {
+    rows: &'a mut Vec<RawRow>,
+    dt: Scalar,
+}
+
+/// A row as added, with the constraint's body indices (`None`: the static world).
+#[derive(Clone, Copy)]
+struct RawRow {
+    row: ConstraintRow,
+    body0: usize,
+    body1: Option<usize>,
+}
+
+impl RowSink<'_> {
+    /// The length of the step, s: an impulse limit of `F · step_duration()` is a force
+    /// limit of `F`.
+    pub fn step_duration(&self) -> Scalar {
+        self.dt
+    }
+
+    /// Adds a row between the constraint's bodies 0 and 1 (body 0 and the static world if the
+    /// constraint has one body).
+    pub fn add(&mut self, row: ConstraintRow) {
+        self.rows.push(RawRow {
+            row,
+            body0: 0,
+            body1: Some(1),
+        });
+    }
+
+    /// Adds a row between the constraint's bodies `body0` and `body1` (`None`: the static
+    /// world).
+    pub fn add_between(&mut self, body0: usize, body1: Option<usize>, row: ConstraintRow) {
+        self.rows.push(RawRow { row, body0, body1 });
+    }
+}
+
+/// Where one constraint's rows went in the previous step.
+#[derive(Clone, Copy)]
+struct Block {
+    entity: Entity,
+    /// Range in [`VelocityConstraintCache::row_map`].
+    start: u32,
+    len: u32,
+}
+
+/// What [`solve_velocity_constraint`] keeps between steps: where each constraint's rows went,
+/// for read-back and warm starting, and which constraints were warned about. Buffers are
+/// reused, so steady-state steps allocate nothing.
+#[derive(Default)]
+pub struct VelocityConstraintCache {
+    step: u64,
+    blocks: Vec<Block>,
+    /// Per added row, its index in the step's prepared rows (`u32::MAX`: skipped).
+    row_map: Vec<u32>,
+    previous_blocks: Vec<Block>,
+    previous_map: Vec<u32>,
+    by_entity: EntityHashMap<u32>,
+    raw: Vec<RawRow>,
+    impulses: Vec<Scalar>,
+    /// Constraints warned about missing entities (managed by the slot resolver).
+    warned: EntityHashSet,
+    /// Constraints warned about a bad row.
+    row_warned: EntityHashSet,
+}
+
+/// Gathers the rows of every constraint of type `C` once per step; add it to
+/// [`PhysicsSchedule`](crate::PhysicsSchedule) in
+/// [`SolverSet::PrepareJoints`](crate::SolverSet::PrepareJoints).
+///
+/// The constraint's entities are resolved to dense solver slots as for XPBD constraints
+/// (static bodies brought in with infinite mass, sleeping partners woken, constraints whose
+/// bodies are all static or asleep skipped). A constraint naming a missing or non-body entity
+/// or the same entity twice is skipped, and a row with non-finite values, `min_impulse >
+/// max_impulse`, a negative spring or softness, or a body index the constraint does not have,
+/// is skipped; each with one warning naming the constraint entity. Rows are warm started with
+/// last step's impulses when the constraint adds as many rows as it did then.
+#[allow(clippy::too_many_arguments)]
+pub fn solve_velocity_constraint<C, const ENTITY_COUNT: usize>(
+    mut constraints: Query<(Entity, &mut C), Without<ConstraintDisabled>>,
+    participants: Query<ParticipantData>,
+    mut solver: ResMut<SolverBodies>,
+    mut rows: ResMut<VelocityRows>,
+    time: Res<PhysicsStepTime>,
+    config: Res<SolverConfig>,
+    mut cache: Local<VelocityConstraintCache>,
+) where
+    C: VelocityConstraint<ENTITY_COUNT> + Component<Mutability = Mutable>,
+{
+    let cache = &mut *cache;
+    let fresh = rows.last_step == cache.step;
+    read_back(cache, &rows.last_impulses, fresh, &mut constraints);
+    let step = StepContext::new(&time, &config);
+    std::mem::swap(&mut cache.blocks, &mut cache.previous_blocks);
+    std::mem::swap(&mut cache.row_map, &mut cache.previous_map);
+    cache.blocks.clear();
+    cache.row_map.clear();
+    cache.step = time.step_count;
+    cache.by_entity.clear();
+    if fresh {
+        for (i, block) in cache.previous_blocks.iter().enumerate() {
+            cache.by_entity.insert(block.entity, i as u32);
+        }
+    }
+    let rows = &mut *rows;
+    for (entity, constraint) in &constraints {
+        let Some(slots) = resolve(
+            entity,
+            constraint.entities(),
+            &mut solver,
+            &participants,
+            &mut cache.warned,
+        ) else {
+            continue;
+        };
+        cache.raw.clear();
+        let bodies = slots.map(|s| &solver.bodies[s]);
+        constraint.rows(
+            bodies,
+            &mut RowSink {
+                rows: &mut cache.raw,
+                dt: time.delta,
+            },
+        );
+        let warm = cache
+            .by_entity
+            .get(&entity)
+            .map(|&i| cache.previous_blocks[i as usize])
+            .filter(|b| b.len as usize == cache.raw.len());
+        let start = cache.row_map.len() as u32;
+        for (i, raw) in cache.raw.iter().enumerate() {
+            let warm_impulse = warm.map_or(0.0, |b| {
+                let index = cache.previous_map[b.start as usize + i];
+                rows.last_impulses
+                    .get(index as usize)
+                    .copied()
+                    .unwrap_or(0.0)
+            });
+            let index = match checked_slots(raw, &slots) {
+                Err(problem) => {
+                    if cache.row_warned.insert(entity) {
+                        warn!(
+                            "velocity constraint {entity}: row {i} has {problem}; the row is skipped"
+                        );
+                    }
+                    u32::MAX
+                }
+                Ok(pair) => {
+                    match PreparedRow::new(&raw.row, pair, &solver.bodies, &step, warm_impulse) {
+                        Some(prepared) => {
+                            rows.rows.push(prepared);
+                            (rows.rows.len() - 1) as u32
+                        }
+                        None => u32::MAX,
+                    }
+                }
+            };
+            cache.row_map.push(index);
+        }
+        cache.blocks.push(Block {
+            entity,
+            start,
+            len: cache.raw.len() as u32,
+        });
+    }
+}
+
+/// The dense slots of a row's two bodies, or what is wrong with the row.
+fn checked_slots<const N: usize>(
+    raw: &RawRow,
+    slots: &[usize; N],
+) -> Result<(usize, usize), &'static str> {
+    if let Some(problem) = raw.row.defect() {
+        return Err(problem);
+    }
+    let slot = |i: usize| {
+        slots
+            .get(i)
+            .copied()
+            .ok_or("a body index the constraint does not have")
+    };
+    let b0 = slot(raw.body0)?;
+    let b1 = match raw.body1 {
+        Some(i) if N > 1 || i != 1 => slot(i)?,
+        // `add` on a one-body constraint: the row is against the static world.
+        _ => SolverBodies::STATIC,
+    };
+    if b0 == b1 {
+        return Err("the same body on both sides");
+    }
+    Ok((b0, b1))
+}
+
+/// Hands each constraint the per-step impulses of the rows it added in the previous step.
+fn read_back<C, const N: usize>(
+    cache: &mut VelocityConstraintCache,
+    last: &[Scalar],
+    fresh: bool,
+    constraints: &mut Query<(Entity, &mut C), Without<ConstraintDisabled>>,
+) where
+    C: VelocityConstraint<N> + Component<Mutability = Mutable>,
+{
+    if !fresh {
+        return;
+    }
+    for block in &cache.blocks {
+        let Ok((_, mut constraint)) = constraints.get_mut(block.entity) else {
+            continue;
+        };
+        cache.impulses.clear();
+        let map = &cache.row_map[block.start as usize..(block.start + block.len) as usize];
+        cache.impulses.extend(
+            map.iter()
+                .map(|&i| last.get(i as usize).copied().unwrap_or(0.0)),
+        );
+        constraint.impulses(&cache.impulses);
+    }
+}
