@@ -5,10 +5,10 @@
 //! linear axes are locked. The example pushes the ragdoll off the top step and, every half
 //! second, prints the height of the pelvis and, over all joints, the largest amount by which
 //! a joint is past its swing cone or twist range now, and the largest so far. The limits are
-//! soft-step rows, so they give under impacts. Once the body has come to rest on the steps the
-//! head keeps swinging to and fro along the edge of its neck cone, a degree or two past it:
-//! the cone row is linearised once per step about an approximate swing rate, which does not
-//! yet remove that motion.
+//! soft-step rows, so they give a little under impacts. Every angular axis has joint friction
+//! (a velocity drive towards zero): without it nothing dissipates a limb's swing, and a head
+//! hanging against its neck cone would swing along the cone's edge like a frictionless
+//! pendulum.
 //!
 //! ```text
 //! cargo run --example ragdoll
@@ -35,14 +35,21 @@ fn part(world: &mut World, collider: Collider, mass: f32, at: Vec3) -> Entity {
         .id()
 }
 
+/// Joint friction, N·m·s/rad: a velocity drive towards zero on every angular axis.
+const JOINT_DAMPING: f32 = 2.0;
+
 /// A joint at world point `at` between two bodies spawned at `p1` and `p2` (unrotated), with
-/// frame X along `twist` (world).
+/// frame X along `twist` (world) and joint friction on its angular axes.
 fn joint(e1: Entity, p1: Vec3, e2: Entity, p2: Vec3, at: Vec3, twist: Quat) -> D6Joint {
+    let friction = D6Drive::new(0.0, JOINT_DAMPING);
     D6Joint::new(e1, e2)
         .with_local_anchor_1(at - p1)
         .with_local_anchor_2(at - p2)
         .with_local_basis_1(twist)
         .with_local_basis_2(twist)
+        .with_drive(D6Axis::Twist, friction)
+        .with_drive(D6Axis::Swing1, friction)
+        .with_drive(D6Axis::Swing2, friction)
 }
 
 /// How far (rad) the joint's current angles are outside its swing cone and twist range.

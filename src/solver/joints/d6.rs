@@ -382,7 +382,9 @@ impl Angles {
 struct Frames {
     /// World axes of frame 1.
     axes1: [Vector; 3],
-    /// World twist axis (frame 2's X).
+    /// The twist angle's rate per unit relative angular velocity: `(x₁ + x₂) / (1 + x₁·x₂)`
+    /// for the frames' X axes `x₁`, `x₂` (just `x₂` would miss the twist that turning about
+    /// `x₁` adds to a swung joint).
     twist_axis: Vector,
     /// Anchor 2 relative to each centre of mass.
     r1: Vector,
@@ -414,7 +416,7 @@ impl Frames {
         };
         Self {
             axes1,
-            twist_axis: f2 * Vector::X,
+            twist_axis: twist_rate_axis(axes1[0], f2 * Vector::X),
             r1: p2 - c1,
             r2: p2 - c2,
             x: [
@@ -531,8 +533,16 @@ impl D6Joint {
         let (dy, dz) = frames.swing_direction;
         let radius = 1.0 / ((dy / a).powi(2) + (dz / b).powi(2)).sqrt();
         let normal = Vec2::new(dy / (a * a), dz / (b * b)).normalize();
-        // The swing grows along the normal's axis: the row's speed is its negated rate.
-        let axis = frames.axes1[1] * normal.x + frames.axes1[2] * normal.y;
+        // The normal's radial and tangential parts (tangent: the swing direction turned +90°
+        // about frame 1's X), and the rates of the swing vector along them.
+        let (radial, tangential) = (
+            normal.dot(Vec2::new(dy, dz)),
+            normal.dot(Vec2::new(-dz, dy)),
+        );
+        let [x1, y1, z1] = frames.axes1;
+        let axis = radial * (y1 * dy + z1 * dz)
+            + tangential * swing_tangent_rate_axis(x1, y1 * -dz + z1 * dy, frames.swing_angle);
+        // The swing grows along the axis: the row's speed is its negated rate.
         let row = ConstraintRow::angular(-axis);
         let limit = if self.motions[4] == D6Motion::Limited {
             &self.limits[4]
@@ -540,9 +550,30 @@ impl D6Joint {
             &self.limits[5]
         };
         // Distance to the edge along the normal, from the radial gap.
-        let error = (radius - frames.swing_angle) * normal.dot(Vec2::new(dy, dz));
+        let error = (radius - frames.swing_angle) * radial;
         limit_row(row, error, limit)
     }
+}
+
+/// See [`Frames::twist_axis`]; at half a turn of swing the twist is undefined, and `x₂` is used.
+fn twist_rate_axis(x1: Vector, x2: Vector) -> Vector {
+    let denominator = 1.0 + x1.dot(x2);
+    if denominator > 1e-3 {
+        (x1 + x2) / denominator
+    } else {
+        x2
+    }
+}
+
+/// The rate of the swing vector's tangential component (`θ` times the rate of its direction's
+/// angle about `x1`) per unit relative angular velocity, for swing angle `θ` and the world
+/// tangent direction `tangent`: `θ cot θ · tangent + θ · x1`. Turning about `x1` moves the
+/// swing direction round as well, and a twist about the swung `x2` moves nothing.
+fn swing_tangent_rate_axis(x1: Vector, tangent: Vector, theta: Scalar) -> Vector {
+    if theta < 1e-4 {
+        return tangent;
+    }
+    tangent * (theta / theta.tan()) + x1 * theta
 }
 
 /// A drive's spring row on `axis` (without its force limit).
@@ -566,5 +597,60 @@ fn drive_row(
         row.with_acceleration_spring(drive.stiffness, drive.damping)
     } else {
         row.with_spring(drive.stiffness, drive.damping)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The twist and cone rows' axes give the rates of the swing–twist coordinates: checked
+    /// against finite differences of the decomposition for swung and twisted frames and
+    /// arbitrary relative angular velocities.
+    #[test]
+    fn row_axes_are_the_rates_of_the_swing_twist_coordinates() {
+        let cases = [
+            (
+                Vector::new(0.0, 0.5, -0.3),
+                0.4,
+                Vector::new(0.3, -0.8, 0.5),
+            ),
+            (
+                Vector::new(0.0, -0.2, 0.6),
+                -0.7,
+                Vector::new(-0.9, 0.2, 0.7),
+            ),
+            (Vector::new(0.0, 0.9, 0.1), 0.1, Vector::new(0.6, 0.6, -0.4)),
+        ];
+        let h = 1e-3;
+        for (swing, twist, omega) in cases {
+            let f2 = Quaternion::from_scaled_axis(swing) * Quaternion::from_rotation_x(twist);
+            let at = |t: Scalar| {
+                Angles::new(
+                    Quaternion::IDENTITY,
+                    Quaternion::from_scaled_axis(omega * t) * f2,
+                )
+            };
+            let (before, after) = (at(-h), at(h));
+            let twist_rate = (after.twist - before.twist) / (2.0 * h);
+            let swing_rate = (after.swing - before.swing) / (2.0 * h);
+
+            let now = at(0.0);
+            let theta = now.swing.length();
+            let (u, t) = (now.swing / theta, Vector::X.cross(now.swing / theta));
+            let x2 = f2 * Vector::X;
+            let expected_twist = omega.dot(twist_rate_axis(Vector::X, x2));
+            let expected_tangent = omega.dot(swing_tangent_rate_axis(Vector::X, t, theta));
+            assert!(
+                (twist_rate - expected_twist).abs() < 1e-3,
+                "{twist_rate} vs {expected_twist}"
+            );
+            assert!((swing_rate.dot(u) - omega.dot(u)).abs() < 1e-3);
+            assert!(
+                (swing_rate.dot(t) - expected_tangent).abs() < 1e-3,
+                "{} vs {expected_tangent}",
+                swing_rate.dot(t)
+            );
+        }
     }
 }
