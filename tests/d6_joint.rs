@@ -245,3 +245,76 @@ fn d6_joint_to_a_missing_body_is_reported() {
         "{warnings:?}"
     );
 }
+
+/// A slider (Y limited to ±0.1 m, every other axis locked) on which a body hangs: its `y`
+/// position and velocity (anchor 2 below anchor 1 is a negative coordinate) after each step.
+fn slider(joint: impl FnOnce(D6Joint) -> D6Joint, mass: f32, seconds: f32) -> Vec<(f32, f32)> {
+    let mut app = app();
+    let top = anchor(&mut app);
+    let body = block(&mut app, Vec3::splat(0.2), mass, Vec3::ZERO);
+    let joint = joint(D6Joint::new(top, body).with_limit(D6Axis::Y, -0.1, 0.1));
+    spawn(&mut app, joint);
+    (0..(seconds / DT) as usize)
+        .map(|_| {
+            step(&mut app, 1);
+            (position(&app, body).y, velocity(&app, body).y)
+        })
+        .collect()
+}
+
+/// A soft limit is a spring past the limit: a 2 kg body hanging on a slider whose limit has
+/// stiffness 2000 N/m comes to rest `m g / k` (9.8 mm) below the limit, which a hard limit
+/// holds at the limit itself (within the soft-step sag of 0.07 mm).
+#[test]
+fn soft_limit_settles_at_the_springs_equilibrium() {
+    let (mass, k) = (2.0, 2000.0);
+    let soft = slider(|j| j.with_soft_limit(D6Axis::Y, k, 100.0), mass, 4.0);
+    let expected = -0.1 - mass * g() / k;
+    let end = soft.last().unwrap().0;
+    assert!(
+        (end - expected).abs() < 1e-4,
+        "soft limit: rests at {end}, expected {expected}"
+    );
+    let hard = slider(|j| j, mass, 4.0).last().unwrap().0;
+    assert!((hard + 0.1).abs() < 1e-4, "hard limit: rests at {hard}");
+}
+
+/// A limit with restitution 0.5: a body falling onto the slider's lower limit leaves it at
+/// half its approach speed (the pre-solve speed: its velocity at the step's start plus the
+/// step's gravity), exactly, as the bounce is the limit row's velocity target. Below the
+/// threshold speed it does not bounce.
+#[test]
+fn limit_restitution_bounces_at_e_times_the_approach_speed() {
+    let restitution = 0.5;
+    let run = |threshold: f32| {
+        let motion = slider(
+            |j| {
+                j.with_limit(D6Axis::Y, -0.1, 0.0).with_limit_restitution(
+                    D6Axis::Y,
+                    restitution,
+                    threshold,
+                )
+            },
+            2.0,
+            0.5,
+        );
+        // The step in which the fall is reversed or stopped.
+        let k = motion.iter().position(|&(_, v)| v >= 0.0).unwrap();
+        (motion[k - 1].1 - g() * DT, motion[k].1, motion)
+    };
+    let (approach, leaving, _) = run(0.5);
+    assert!(approach < -1.0, "approach {approach}");
+    assert!(
+        (leaving + restitution * approach).abs() < 1e-3 * approach.abs(),
+        "left at {leaving}, expected {}",
+        -restitution * approach
+    );
+    let (_, _, motion) = run(5.0);
+    let rise = motion.iter().map(|&(_, v)| v).fold(f32::MIN, f32::max);
+    assert!(rise < 1e-3, "below the threshold it rose at {rise} m/s");
+    let end = motion.last().unwrap().0;
+    assert!(
+        (end + 0.1).abs() < 1e-3,
+        "below the threshold it ends at {end}"
+    );
+}

@@ -415,3 +415,28 @@ fn bad_rows_are_reported_once_and_skipped() {
         assert_eq!(count, 1, "{name}: {warnings:?}");
     }
 }
+
+/// `keep_bias`: a ball 0.1 m from where a hard row (target speed 0) wants it, gravity off.
+/// After one step the relax pass has removed the correction's speed (the row's speed is its
+/// target, 0, to 1e-4), unless the row keeps the bias: then the ball leaves the step still
+/// moving towards where the row wants it. Both have moved towards it.
+#[test]
+fn keep_bias_keeps_the_correction_speed_through_the_relax_pass() {
+    let run = |keep: bool| {
+        let mut app = rows_app();
+        let body = ball(&mut app, 1.0, Vec3::new(0.0, 0.1, 0.0));
+        set(&mut app, body, GravityScale(0.0));
+        let row = ConstraintRow::linear(Vec3::Y, Vec3::ZERO, Vec3::ZERO);
+        let row = if keep { row.keeping_bias() } else { row };
+        world_row(&mut app, body, row, Some(Vec3::ZERO));
+        step(&mut app, 1);
+        (position(&app, body).y, velocity(&app, body).y)
+    };
+    let (relaxed_y, relaxed_v) = run(false);
+    assert!(
+        relaxed_y < 0.1 && relaxed_v.abs() < 1e-4,
+        "{relaxed_y}, {relaxed_v}"
+    );
+    let (kept_y, kept_v) = run(true);
+    assert!(kept_y < 0.1 && kept_v < -0.1, "{kept_y}, {kept_v}");
+}
