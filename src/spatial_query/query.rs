@@ -8,7 +8,7 @@ use parry3d::bounding_volume::{Aabb, BoundingVolume};
 use parry3d::math::Pose;
 use parry3d::partitioning::TraversalAction;
 use parry3d::query::{Ray, RayIntersection, ShapeCastHit, ShapeCastOptions, ShapeCastStatus};
-use parry3d::shape::Shape;
+use parry3d::shape::{ConvexPolyhedron, Shape};
 
 use crate::collision::Collider;
 use crate::collision::broad_phase::{BroadPhase, ColliderProxy};
@@ -723,9 +723,10 @@ impl Target<'_> {
     }
 }
 
-/// The surface normal of a ray hit. parry casts rays on capsules and cylinders with GJK,
-/// whose normals on the curved surface are only good to about 1e-2; there the normal is
-/// recomputed exactly from the hit point, keeping the side parry chose.
+/// The surface normal of a ray hit. parry casts rays on capsules, cylinders and convex hulls
+/// with GJK, whose normals are only good to about 1e-2 on curved surfaces and 1e-4 on a hull's
+/// faces; there the normal is recomputed exactly from the hit point, keeping the side parry
+/// chose.
 fn ray_normal(proxy: &ColliderProxy, hit: RayIntersection, ray: &Ray) -> Vector {
     let point =
         proxy.pose.rotation.inverse() * (ray.point_at(hit.time_of_impact) - proxy.pose.translation);
@@ -744,13 +745,30 @@ fn ray_normal(proxy: &ColliderProxy, hit: RayIntersection, ray: &Ray) -> Vector 
             radial
         })
     } else {
-        None
+        proxy
+            .shape
+            .as_convex_polyhedron()
+            .and_then(|hull| hull_face_normal(hull, point))
     };
     match exact.and_then(|n| (proxy.pose.rotation * n).try_normalize()) {
         Some(n) if n.dot(hit.normal) < 0.0 => -n,
         Some(n) => n,
         None => hit.normal,
     }
+}
+
+/// The outward normal of the face of `hull` that `point` (local, on the surface) lies on: the
+/// face whose plane it is least behind (on an edge, either of its faces).
+fn hull_face_normal(hull: &ConvexPolyhedron, point: Vector) -> Option<Vector> {
+    let corners = hull.vertices_adj_to_face();
+    hull.faces()
+        .iter()
+        .map(|face| {
+            let corner = hull.points()[corners[face.first_vertex_or_edge as usize] as usize];
+            (face.normal, face.normal.dot(point - corner))
+        })
+        .max_by(|a, b| a.1.total_cmp(&b.1))
+        .map(|(normal, _)| normal)
 }
 
 /// The ray and the distance limit of a query, or `None` for invalid input.
