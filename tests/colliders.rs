@@ -66,7 +66,8 @@ fn capsule_lying_down_rests_at_its_radius() {
 #[test]
 fn capsule_length_is_the_cylinder_part() {
     // Bevy's Capsule3d::new(radius, length): standing upright and held upright by locked
-    // rotation, its origin rests at radius + length / 2.
+    // rotation, its origin rests at radius + length / 2. It is set tipping at 2 rad/s, which
+    // would topple it on its round end if the lock did not hold.
     let mut app = app();
     ground(&mut app);
     let body = spawn(
@@ -76,6 +77,7 @@ fn capsule_length_is_the_cylinder_part() {
             Collider::capsule(0.25, 1.0),
             LockedAxes::ROTATION_LOCKED,
             Transform::from_xyz(0.0, 1.0, 0.0),
+            AngularVelocity(Vec3::new(0.0, 0.0, 2.0)),
             SleepingDisabled,
         ),
     );
@@ -274,7 +276,9 @@ fn collider_on_child_entity_with_offset() {
 #[test]
 fn rotated_child_collider_uses_its_rotation() {
     // A 2 × 0.4 × 0.4 bar turned upright by its child transform: it stands 2 m tall, so with
-    // rotation locked (so it cannot fall over) the body origin rests at y = 1.
+    // rotation locked (so it cannot fall over) the body origin rests at y = 1. It is set
+    // tipping at 2 rad/s: unlocked, that is ½ I ω² = 2.9 J/kg against a 0.19 J/kg barrier to
+    // toppling over its edge.
     let mut app = app();
     ground(&mut app);
     let body = spawn(
@@ -283,6 +287,7 @@ fn rotated_child_collider_uses_its_rotation() {
             RigidBody::Dynamic,
             LockedAxes::ROTATION_LOCKED,
             Transform::from_xyz(0.0, 1.2, 0.0),
+            AngularVelocity(Vec3::new(0.0, 0.0, 2.0)),
             SleepingDisabled,
         ),
     );
