@@ -602,6 +602,14 @@ fn spherical_swing_and_twist_limits_hold_together() {
         worst_swing.to_degrees(),
         worst_twist.to_degrees()
     );
+    // Both limits are reached (without them the spin carries it well past both), so the
+    // upper bounds above test the limits rather than a motion that stayed inside them.
+    assert!(
+        worst_swing.to_degrees() >= 29.0 && worst_twist.to_degrees() >= 19.0,
+        "never reached the limits: swing {:.2}°, twist {:.2}°",
+        worst_swing.to_degrees(),
+        worst_twist.to_degrees()
+    );
 }
 
 #[test]
@@ -806,5 +814,109 @@ fn compliant_position_motor_settles_on_its_angle() {
     assert!(
         (angle - target).abs().to_degrees() <= 1.0,
         "wheel at {angle} rad, target {target}"
+    );
+}
+
+/// The lower limit too: pushed along −x with 5 g, the slider of the test above stops at its
+/// lower limit −0.25 m and rests there, within the same 1e-4 m.
+#[test]
+fn prismatic_lower_limit_stops_the_slider() {
+    let mut app = app();
+    let anchor = static_anchor(&mut app);
+    let slider = spawn(
+        &mut app,
+        (
+            RigidBody::Dynamic,
+            Collider::cuboid(0.5, 0.5, 0.5),
+            Transform::default(),
+            ConstantForce(Vec3::new(-5.0 * 125.0, 0.0, 0.0)),
+            SleepingDisabled,
+        ),
+    );
+    spawn(
+        &mut app,
+        PrismaticJoint::new(anchor, slider)
+            .with_free_axis(Vec3::X)
+            .with_limits(-0.25, 0.5),
+    );
+    let mut lowest: f32 = f32::MAX;
+    for _ in 0..128 {
+        step(&mut app, 1);
+        lowest = lowest.min(position(&app, slider).x);
+    }
+    let x = position(&app, slider).x;
+    assert!(lowest >= -0.25 - 1e-4, "went to x = {lowest}, limit −0.25");
+    assert!((x + 0.25).abs() <= 1e-4, "rests at x = {x}, limit −0.25");
+}
+
+/// A prismatic velocity motor with a force limit: a 10 kg slider (gravity off) asked for
+/// 2 m/s with at most 5 N accelerates at F / m = 0.5 m/s² (speed 0.5 m/s after 1 s, within
+/// 1 %) and then holds 2 m/s.
+#[test]
+fn prismatic_velocity_motor_accelerates_at_its_force_limit() {
+    let mut app = app();
+    no_gravity(&mut app);
+    let anchor = static_anchor(&mut app);
+    let slider = spawn(
+        &mut app,
+        (
+            RigidBody::Dynamic,
+            Collider::sphere(0.25),
+            Mass(10.0),
+            Transform::default(),
+            SleepingDisabled,
+        ),
+    );
+    spawn(
+        &mut app,
+        PrismaticJoint::new(anchor, slider)
+            .with_free_axis(Vec3::X)
+            .with_motor(JointMotor::velocity(2.0).with_max_force(5.0)),
+    );
+    step(&mut app, 64);
+    let v = velocity(&app, slider).x;
+    assert!(
+        (v - 0.5).abs() <= 0.01 * 0.5,
+        "after 1 s: {v} m/s, F t / m = 0.5"
+    );
+    step(&mut app, 4 * 64);
+    let v = velocity(&app, slider).x;
+    assert!((v - 2.0).abs() <= 1e-3, "after 5 s: {v} m/s, target 2");
+}
+
+/// A distance joint's minimum: a ball thrown at 5 m/s straight at its anchor (gravity off) on
+/// a joint limited to [1, 2] m stops 1 m from it (within the XPBD projection's 1e-3 m) instead
+/// of passing through, and reaches that minimum.
+#[test]
+fn distance_joint_minimum_holds() {
+    let mut app = app();
+    no_gravity(&mut app);
+    let anchor = spawn(&mut app, (RigidBody::Static, Transform::default()));
+    let ball = spawn(
+        &mut app,
+        (
+            RigidBody::Dynamic,
+            Collider::sphere(0.1),
+            Transform::from_xyz(1.5, 0.0, 0.0),
+            LinearVelocity(Vec3::new(-5.0, 0.0, 0.0)),
+            SleepingDisabled,
+        ),
+    );
+    spawn(
+        &mut app,
+        DistanceJoint::new(anchor, ball).with_limits(1.0, 2.0),
+    );
+    let mut closest = f32::MAX;
+    for _ in 0..64 {
+        step(&mut app, 1);
+        closest = closest.min(position(&app, ball).length());
+    }
+    assert!(
+        closest >= 1.0 - 1e-3,
+        "came to {closest} m of the anchor, minimum 1"
+    );
+    assert!(
+        closest <= 1.0 + 1e-3,
+        "never reached the minimum: closest {closest} m"
     );
 }

@@ -196,10 +196,12 @@ fn tower_of_ten_cubes_stands() {
     let mut below_top = 0.0;
     for (i, &e) in cubes.iter().enumerate() {
         let p = position(&app, e);
-        // Each contact in the column may keep at most linear_slop of penetration.
+        // Each contact in the column may keep at most linear_slop of penetration, and none
+        // may hold its cube off the one below (a gap means the column floats on contacts
+        // that are not touching; 0.1 mm is f32 rounding at these heights, with margin).
         let penetration = below_top - (p.y - 0.5);
         assert!(
-            penetration <= slop(),
+            (-1e-4..=slop()).contains(&penetration),
             "contact under cube {i}: penetration {penetration} m"
         );
         below_top = p.y + 0.5;

@@ -88,4 +88,5 @@ pub(crate) fn integrate_positions(mut solver: ResMut<SolverBodies>, time: Res<Ph
         body.pre_xpbd_center = body.current_center_of_mass();
         body.pre_xpbd_rotation = body.rotation;
     }
+    solver.substeps_done += 1;
 }

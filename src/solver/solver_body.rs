@@ -8,13 +8,13 @@
 
 use bevy::prelude::*;
 
-use crate::Gravity;
 use crate::body::{
     AngularDamping, AngularVelocity, ComputedMass, ConstantForce, ConstantTorque, ExternalImpulse,
     GravityScale, LinearDamping, LinearVelocity, LockedAxes, Position, RigidBody, Rotation,
     Sleeping,
 };
-use crate::math::{Matrix3, Quaternion, Scalar, Vector, rotate_inertia};
+use crate::math::{Matrix3, Quaternion, Scalar, Vector, integrate_rotation, rotate_inertia};
+use crate::{Gravity, PhysicsStepTime};
 
 /// One body inside the running step, backed by the dense solver storage.
 ///
@@ -235,6 +235,11 @@ pub struct SolverBodies {
     pub(crate) woken: Vec<Entity>,
     /// Pairs of bodies joined by a constraint this step, for island building.
     pub(crate) links: Vec<(Entity, Entity)>,
+    /// The world's gravity this step, for bodies brought in after the gather.
+    pub(crate) gravity: Vector,
+    /// Substep length, and how many substeps have integrated positions so far this step.
+    pub(crate) substep: Scalar,
+    pub(crate) substeps_done: u32,
 }
 
 impl Default for SolverBodies {
@@ -250,6 +255,9 @@ impl Default for SolverBodies {
             slots: Vec::new(),
             woken: Vec::new(),
             links: Vec::new(),
+            gravity: Vector::ZERO,
+            substep: 0.0,
+            substeps_done: 0,
         }
     }
 }
@@ -291,7 +299,64 @@ impl SolverBodies {
         self.bodies.truncate(1);
         self.woken.clear();
         self.links.clear();
+        self.substeps_done = 0;
     }
+
+    /// Brings a sleeping dynamic body into the step in progress, woken by a constraint: with
+    /// its forces, and moved through the substeps the others have already integrated, so it
+    /// neither hangs for a step nor lags behind. (Its contacts join it next step: sleeping
+    /// bodies have none this step.)
+    pub(crate) fn push_woken(&mut self, mut body: RigidBodyQueryItem, forces: BodyForces) -> usize {
+        let inverse_mass = body.inverse_mass;
+        apply_forces(&mut body, forces, self.gravity, inverse_mass);
+        let h = self.substep;
+        for _ in 0..self.substeps_done {
+            body.linear_velocity += body.linear_acceleration * h;
+            body.angular_velocity += body.angular_acceleration * h;
+            body.accumulated_translation += body.linear_velocity * h;
+            body.rotation = integrate_rotation(body.rotation, body.angular_velocity * h);
+        }
+        body.turned = body.turned_since_start();
+        body.pre_xpbd_center = body.current_center_of_mass();
+        body.pre_xpbd_rotation = body.rotation;
+        self.woken.push(body.entity);
+        self.push(body)
+    }
+}
+
+/// The ECS components that accelerate and damp a dynamic body.
+pub(crate) type BodyForceData = (
+    Option<&'static GravityScale>,
+    Option<&'static LinearDamping>,
+    Option<&'static AngularDamping>,
+    Option<&'static ConstantForce>,
+    Option<&'static ConstantTorque>,
+);
+
+/// What [`BodyForceData`] holds for one body.
+pub(crate) type BodyForces<'a> = (
+    Option<&'a GravityScale>,
+    Option<&'a LinearDamping>,
+    Option<&'a AngularDamping>,
+    Option<&'a ConstantForce>,
+    Option<&'a ConstantTorque>,
+);
+
+/// Sets a dynamic body's accelerations (gravity, constant force and torque, on its free axes)
+/// and damping from its components.
+fn apply_forces(
+    body: &mut RigidBodyQueryItem,
+    (gravity_scale, lin_damp, ang_damp, force, torque): BodyForces,
+    gravity: Vector,
+    inverse_mass: Scalar,
+) {
+    let g = gravity * gravity_scale.map_or(1.0, |g| g.0);
+    let f = force.map_or(Vector::ZERO, |f| f.0);
+    let t = torque.map_or(Vector::ZERO, |t| t.0);
+    body.linear_acceleration = (g + f * inverse_mass) * body.translation_mask;
+    body.angular_acceleration = body.step_inverse_inertia * t;
+    body.linear_damping = lin_damp.map_or(0.0, |d| d.0.max(0.0));
+    body.angular_damping = ang_damp.map_or(0.0, |d| d.0.max(0.0));
 }
 
 /// The ECS data gathered per awake body.
@@ -304,11 +369,7 @@ pub(crate) type BodyGatherData = (
     &'static AngularVelocity,
     &'static ComputedMass,
     Option<&'static LockedAxes>,
-    Option<&'static GravityScale>,
-    Option<&'static LinearDamping>,
-    Option<&'static AngularDamping>,
-    Option<&'static ConstantForce>,
-    Option<&'static ConstantTorque>,
+    BodyForceData,
     Option<&'static mut ExternalImpulse>,
 );
 
@@ -318,25 +379,12 @@ pub(crate) fn prepare_solver_bodies(
     mut solver: ResMut<SolverBodies>,
     mut bodies: Query<BodyGatherData, Without<Sleeping>>,
     gravity: Res<Gravity>,
+    time: Res<PhysicsStepTime>,
 ) {
     solver.clear();
-    for (
-        entity,
-        rb,
-        position,
-        rotation,
-        v,
-        w,
-        mass,
-        locked,
-        gravity_scale,
-        lin_damp,
-        ang_damp,
-        force,
-        torque,
-        impulse,
-    ) in &mut bodies
-    {
+    solver.gravity = gravity.0;
+    solver.substep = time.substep_delta;
+    for (entity, rb, position, rotation, v, w, mass, locked, forces, impulse) in &mut bodies {
         if rb.is_static() {
             continue;
         }
@@ -356,13 +404,7 @@ pub(crate) fn prepare_solver_bodies(
         };
         body.set_velocities(v.0, w.0);
         if rb.is_dynamic() {
-            let g = gravity.0 * gravity_scale.map_or(1.0, |g| g.0);
-            let f = force.map_or(Vector::ZERO, |f| f.0);
-            let t = torque.map_or(Vector::ZERO, |t| t.0);
-            body.linear_acceleration = (g + f * mass.inverse_mass) * body.translation_mask;
-            body.angular_acceleration = body.step_inverse_inertia * t;
-            body.linear_damping = lin_damp.map_or(0.0, |d| d.0.max(0.0));
-            body.angular_damping = ang_damp.map_or(0.0, |d| d.0.max(0.0));
+            apply_forces(&mut body, forces, gravity.0, mass.inverse_mass);
             if let Some(mut impulse) = impulse
                 && !impulse.is_zero()
             {

@@ -200,6 +200,12 @@ impl Plugin for JointPlugin {
     fn build(&self, app: &mut App) {
         app.add_message::<JointBroken>()
             .init_resource::<XpbdIterations>()
+            .add_observer(wake_joined_on_add::<FixedJoint>)
+            .add_observer(wake_joined_on_add::<PrismaticJoint>)
+            .add_observer(wake_joined_on_add::<RevoluteJoint>)
+            .add_observer(wake_joined_on_add::<SphericalJoint>)
+            .add_observer(wake_joined_on_add::<DistanceJoint>)
+            .add_observer(wake_d6_joined_on_add)
             .add_systems(
                 SubstepSchedule,
                 solve_joints.in_set(SubstepSolverSet::SolveXpbdConstraints),
@@ -298,6 +304,30 @@ fn collect_d6_exclusions(
         if !joint.collide_connected {
             let (a, b) = (joint.entity1, joint.entity2);
             exclusions.0.push((a.min(b), a.max(b)));
+        }
+    }
+}
+
+/// A new joint wakes both its bodies, so that a sleeping one joins the next step whole, with
+/// gravity and contacts, rather than being brought in by the joint halfway through it.
+fn wake_joined_on_add<J: Joint>(add: On<Add, J>, joints: Query<&J>, commands: Commands) {
+    if let Ok(joint) = joints.get(add.entity) {
+        let base = joint.base();
+        wake(commands, [base.entity1, base.entity2]);
+    }
+}
+
+/// [`wake_joined_on_add`] for [`D6Joint`].
+fn wake_d6_joined_on_add(add: On<Add, D6Joint>, joints: Query<&D6Joint>, commands: Commands) {
+    if let Ok(joint) = joints.get(add.entity) {
+        wake(commands, [joint.entity1, joint.entity2]);
+    }
+}
+
+fn wake(mut commands: Commands, bodies: [Entity; 2]) {
+    for body in bodies {
+        if let Ok(mut body) = commands.get_entity(body) {
+            body.remove::<crate::Sleeping>();
         }
     }
 }

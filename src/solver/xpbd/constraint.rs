@@ -8,6 +8,7 @@ use bevy::prelude::*;
 use crate::PhysicsStepTime;
 use crate::body::{ComputedMass, LockedAxes, Position, RigidBody, Rotation, Sleeping};
 use crate::math::{Scalar, Vector, nudge_rotation};
+use crate::solver::solver_body::BodyForceData;
 use crate::solver::{RigidBodyQueryItem, SolverBodies};
 
 /// A position-level constraint between `ENTITY_COUNT` bodies.
@@ -196,6 +197,7 @@ pub(crate) type ParticipantData = (
     &'static ComputedMass,
     Option<&'static LockedAxes>,
     Has<Sleeping>,
+    BodyForceData,
 );
 
 /// Everything needed to solve the constraints of one type: the constraints, the bodies they
@@ -344,16 +346,18 @@ pub(crate) fn resolve<const N: usize>(
     let slots = entities.map(|e| match solver.slot(e) {
         Some(slot) => slot,
         None => {
-            let (rb, position, rotation, mass, locked, sleeping) =
+            let (rb, position, rotation, mass, locked, sleeping, forces) =
                 participants.get(e).expect("checked above");
-            let body = if rb.is_dynamic() && sleeping {
-                solver.woken.push(e);
+            if rb.is_dynamic() && sleeping {
                 let locked = locked.copied().unwrap_or_default();
-                RigidBodyQueryItem::dynamic(e, position.0, rotation.0, mass, locked)
+                let body = RigidBodyQueryItem::dynamic(e, position.0, rotation.0, mass, locked);
+                solver.push_woken(body, forces)
             } else {
-                RigidBodyQueryItem::fixed(e, *rb, position.0, rotation.0, mass.local_center_of_mass)
-            };
-            solver.push(body)
+                let com = mass.local_center_of_mass;
+                solver.push(RigidBodyQueryItem::fixed(
+                    e, *rb, position.0, rotation.0, com,
+                ))
+            }
         }
     });
     for &slot in &slots {
