@@ -141,3 +141,24 @@ fn distance_joint_breaks_above_its_break_force() {
         "distance",
     );
 }
+
+#[test]
+fn revolute_joint_holds_below_its_break_force() {
+    holds(RevoluteJoint::new, "revolute");
+}
+
+#[test]
+fn revolute_joint_breaks_above_its_break_force() {
+    breaks(RevoluteJoint::new, "revolute");
+}
+
+// The slider's axis is X, across the load: the joint carries the whole weight.
+#[test]
+fn prismatic_joint_holds_below_its_break_force() {
+    holds(PrismaticJoint::new, "prismatic");
+}
+
+#[test]
+fn prismatic_joint_breaks_above_its_break_force() {
+    breaks(PrismaticJoint::new, "prismatic");
+}
