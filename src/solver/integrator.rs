@@ -60,6 +60,15 @@ fn gyroscopic_step(omega: Vector, rotation: Quaternion, inertia: Matrix3, h: Sca
         }
         w1 -= jacobian.inverse() * residual;
     }
+    // Solved exactly, the rule keeps the energy; where two Newton iterations fall short (a
+    // very thin body spinning fast), never let the term add energy.
+    let (before, after) = (w0.dot(inertia * w0), w1.dot(inertia * w1));
+    if after > before && after.is_finite() {
+        w1 *= (before / after).sqrt();
+    }
+    if !w1.is_finite() {
+        return omega;
+    }
     rotation * w1
 }
 
