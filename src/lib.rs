@@ -49,6 +49,9 @@
 //!   Müller et al., "Detailed Rigid Body Simulation with Extended Position Based Dynamics"
 //!   (2020).
 //! - Collision detection: [parry3d](https://parry.rs).
+//! - Rotation: the gyroscopic term by the implicit midpoint rule, which conserves energy and
+//!   the size of the angular momentum (Hairer, Lubich and Wanner, *Geometric Numerical
+//!   Integration*, 2006); see [`solver::integrator`].
 //! - Tunnelling: speculative contacts for every body (the broad phase enlarges each AABB by
 //!   the step's motion); opt-in swept CCD with time of impact by GJK ray casting and
 //!   conservative advancement, as in Catto, "Continuous Collision" (GDC 2013) and Box2D v3
