@@ -132,34 +132,6 @@ fn sliding_box_stops_at_v_squared_over_two_mu_g() {
     assert!(p.z.abs() <= slop(), "drifted {} m sideways", p.z);
 }
 
-#[test]
-fn friction_combines_by_geometric_mean() {
-    // μ = sqrt(0.8 · 0.2) = 0.4 between box and floor: stopping distance v² / (2 · 0.4 g).
-    let v0 = 6.0;
-    let mut app = app();
-    let floor = ground(&mut app);
-    set(&mut app, floor, Friction::new(0.8));
-    let body = spawn(
-        &mut app,
-        (
-            RigidBody::Dynamic,
-            Collider::cuboid(1.0, 1.0, 1.0),
-            Transform::from_xyz(0.0, 0.5, 0.0),
-            LinearVelocity(Vec3::new(0.0, 0.0, v0)),
-            Friction::new(0.2),
-            SleepingDisabled,
-        ),
-    );
-    step(&mut app, 192);
-    let distance = position(&app, body).z;
-    let expected = v0 * v0 / (2.0 * 0.4 * g());
-    // Same 5 % bar as above; an arithmetic mean (0.5) would give 20 % less.
-    assert!(
-        (distance - expected).abs() <= 0.05 * expected,
-        "stopped after {distance} m, expected {expected} m"
-    );
-}
-
 /// Every combine rule, set on both colliders: a box (μ = 0.2) sliding on a floor (μ = 0.8)
 /// at 6 m/s stops after v² / (2 μ g) with μ the rule's combination: average 0.5, geometric
 /// mean 0.4, minimum 0.2, product 0.16, maximum 0.8 (neighbouring values differ by at least

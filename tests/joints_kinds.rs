@@ -285,8 +285,10 @@ fn prismatic_allows_motion_only_along_its_axis() {
     assert!(worst_turn <= 1e-4, "turned by {worst_turn} rad");
 }
 
-#[test]
-fn prismatic_limits_stop_the_slider() {
+/// A 0.5 m cube (125 kg) on a slider along x limited to [−0.25, 0.5] m, pushed along x by
+/// 5 g times `direction` (±1) for 2 s: its x after each step, and what the joint reports at
+/// the end.
+fn push_slider(direction: f32) -> (Vec<f32>, f32) {
     let mut app = app();
     let anchor = static_anchor(&mut app);
     let slider = spawn(
@@ -295,6 +297,7 @@ fn prismatic_limits_stop_the_slider() {
             RigidBody::Dynamic,
             Collider::cuboid(0.5, 0.5, 0.5),
             Transform::default(),
+            ConstantForce(Vec3::new(direction * 5.0 * 125.0, 0.0, 0.0)),
             SleepingDisabled,
         ),
     );
@@ -304,27 +307,33 @@ fn prismatic_limits_stop_the_slider() {
             .with_free_axis(Vec3::X)
             .with_limits(-0.25, 0.5),
     );
-    let m = 125.0; // the 0.5 m cube of density 1000
-    set(
-        &mut app,
-        slider,
-        ConstantForce(Vec3::new(5.0 * m, 0.0, 0.0)),
-    );
-    let mut highest: f32 = f32::MIN;
-    for _ in 0..128 {
-        step(&mut app, 1);
-        highest = highest.max(position(&app, slider).x);
-    }
-    let x = position(&app, slider).x;
-    let reported = joint_state::<PrismaticJoint>(&app, joint).position();
-    println!(
-        "prismatic limit 0.5 m: highest x {highest:.6} m, final {x:.6} m, joint reports {reported:.6} m"
-    );
+    let xs = (0..128)
+        .map(|_| {
+            step(&mut app, 1);
+            position(&app, slider).x
+        })
+        .collect();
+    (xs, joint_state::<PrismaticJoint>(&app, joint).position())
+}
+
+#[test]
+fn prismatic_limits_stop_the_slider() {
     // The limit is projected exactly after the motion of each substep; round-off of 1 m
     // coordinates only. 1e-4 m as above.
-    assert!(highest <= 0.5 + 1e-4, "went to x = {highest}, limit 0.5");
-    assert!((x - 0.5).abs() <= 1e-4, "rests at x = {x}, limit 0.5");
-    assert!((reported - x).abs() <= 1e-4);
+    for (direction, limit) in [(1.0, 0.5), (-1.0, -0.25)] {
+        let (xs, reported) = push_slider(direction);
+        let x = *xs.last().unwrap();
+        let furthest = xs.iter().map(|x| direction * x).fold(f32::MIN, f32::max);
+        println!(
+            "prismatic limit {limit} m: furthest {furthest:.6} m, final {x:.6} m, joint reports {reported:.6} m"
+        );
+        assert!(
+            furthest <= direction * limit + 1e-4,
+            "went {furthest} m along the push, limit {limit}"
+        );
+        assert!((x - limit).abs() <= 1e-4, "rests at x = {x}, limit {limit}");
+        assert!((reported - x).abs() <= 1e-4);
+    }
 }
 
 #[test]
@@ -815,38 +824,6 @@ fn compliant_position_motor_settles_on_its_angle() {
         (angle - target).abs().to_degrees() <= 1.0,
         "wheel at {angle} rad, target {target}"
     );
-}
-
-/// The lower limit too: pushed along −x with 5 g, the slider of the test above stops at its
-/// lower limit −0.25 m and rests there, within the same 1e-4 m.
-#[test]
-fn prismatic_lower_limit_stops_the_slider() {
-    let mut app = app();
-    let anchor = static_anchor(&mut app);
-    let slider = spawn(
-        &mut app,
-        (
-            RigidBody::Dynamic,
-            Collider::cuboid(0.5, 0.5, 0.5),
-            Transform::default(),
-            ConstantForce(Vec3::new(-5.0 * 125.0, 0.0, 0.0)),
-            SleepingDisabled,
-        ),
-    );
-    spawn(
-        &mut app,
-        PrismaticJoint::new(anchor, slider)
-            .with_free_axis(Vec3::X)
-            .with_limits(-0.25, 0.5),
-    );
-    let mut lowest: f32 = f32::MAX;
-    for _ in 0..128 {
-        step(&mut app, 1);
-        lowest = lowest.min(position(&app, slider).x);
-    }
-    let x = position(&app, slider).x;
-    assert!(lowest >= -0.25 - 1e-4, "went to x = {lowest}, limit −0.25");
-    assert!((x + 0.25).abs() <= 1e-4, "rests at x = {x}, limit −0.25");
 }
 
 /// A prismatic velocity motor with a force limit: a 10 kg slider (gravity off) asked for
