@@ -149,6 +149,7 @@ impl Plugin for PhysicsSchedulePlugin {
                     .chain()
                     .in_set(PhysicsStepSet::Solver),
             )
+            .configure_sets(crate::validation::ValidationSet.in_set(PhysicsStepSet::Prepare))
             .add_systems(run_substeps.in_set(SolverSet::Substep));
         app.add_schedule(step);
 

@@ -13,6 +13,7 @@ use parry3d::shape::{SharedShape, TriMeshBuilderError};
 
 use crate::body::{ColliderDensity, RigidBody};
 use crate::math::{Quaternion, Scalar, Vector};
+use crate::validation::{Validate, check, non_negative};
 
 /// A collision shape. Spawn it on a body entity, or on a child entity (with its own
 /// [`Transform`] offset) of one.
@@ -188,6 +189,9 @@ impl CoefficientCombine {
 
 /// Coulomb friction coefficient of a collider (or of all a body's colliders, when placed on the
 /// body). Default 0.5, combined by geometric mean, as Box2D does.
+///
+/// The coefficient must be finite and ≥ 0: a negative one is replaced by 0 and a non-finite
+/// one by 0.5, with a warning naming the entity (see [`validation`](crate::validation)).
 #[derive(Component, Clone, Copy, Debug, PartialEq)]
 pub struct Friction {
     /// The coefficient μ, ≥ 0.
@@ -203,10 +207,11 @@ impl Default for Friction {
 }
 
 impl Friction {
-    /// Friction `coefficient` (clamped to ≥ 0) with the default geometric-mean rule.
+    /// Friction `coefficient` with the default geometric-mean rule. The coefficient is
+    /// checked when the component enters the world.
     pub fn new(coefficient: Scalar) -> Self {
         Self {
-            coefficient: coefficient.max(0.0),
+            coefficient,
             combine: CoefficientCombine::GeometricMean,
         }
     }
@@ -226,6 +231,9 @@ impl Friction {
 
 /// Restitution (bounciness) of a collider: 0 stops, 1 bounces back at the same speed. Default
 /// 0, combined by maximum so a bouncy ball bounces on any floor.
+///
+/// The coefficient must be finite and ≥ 0; anything else is replaced by 0 with a warning
+/// naming the entity (see [`validation`](crate::validation)).
 #[derive(Component, Clone, Copy, Debug, PartialEq)]
 pub struct Restitution {
     /// The coefficient e, ≥ 0.
@@ -241,10 +249,11 @@ impl Default for Restitution {
 }
 
 impl Restitution {
-    /// Restitution `coefficient` (clamped to ≥ 0) with the default maximum rule.
+    /// Restitution `coefficient` with the default maximum rule. The coefficient is checked
+    /// when the component enters the world.
     pub fn new(coefficient: Scalar) -> Self {
         Self {
-            coefficient: coefficient.max(0.0),
+            coefficient,
             combine: CoefficientCombine::Max,
         }
     }
@@ -259,6 +268,27 @@ impl Restitution {
         self.combine
             .max(other.combine)
             .apply(self.coefficient, other.coefficient)
+    }
+}
+
+impl Validate for Friction {
+    fn validate(&mut self) -> Option<String> {
+        let fallback = if self.coefficient < 0.0 { 0.0 } else { 0.5 };
+        let why = "is not a finite number ≥ 0";
+        check(
+            &mut self.coefficient,
+            non_negative,
+            "Friction",
+            why,
+            fallback,
+        )
+    }
+}
+
+impl Validate for Restitution {
+    fn validate(&mut self) -> Option<String> {
+        let why = "is not a finite number ≥ 0";
+        check(&mut self.coefficient, non_negative, "Restitution", why, 0.0)
     }
 }
 

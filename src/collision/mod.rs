@@ -21,6 +21,7 @@ pub use hooks::{ActiveCollisionHooks, CollisionHooks, CollisionHooksPlugin, Cont
 use bevy::prelude::*;
 
 use crate::schedule::{PhysicsSchedule, PhysicsStepSet};
+use crate::validation::ValidationApp;
 
 /// Collider bookkeeping in [`PhysicsStepSet::Prepare`].
 pub(crate) struct ColliderPlugin;
@@ -28,6 +29,8 @@ pub(crate) struct ColliderPlugin;
 impl Plugin for ColliderPlugin {
     fn build(&self, app: &mut App) {
         app.init_resource::<collider::ColliderOwnership>()
+            .validate_component::<Friction>()
+            .validate_component::<Restitution>()
             .add_systems(
                 PhysicsSchedule,
                 (
