@@ -342,3 +342,167 @@ fn bad_joint_parameters_are_reported_and_replaced() {
     assert_eq!(base.break_force, None);
     world_is_healthy(&mut app, w, 16);
 }
+
+/// Mass of a uniform ball of radius 0.5 m at the default density, kg.
+fn ball_mass() -> f32 {
+    1000.0 * 4.0 / 3.0 * std::f32::consts::PI * 0.125
+}
+
+#[test]
+fn bad_density_is_reported_and_replaced() {
+    // It was replaced by 1000 without a word.
+    let ((mut app, balls, w), warnings) = capture_warnings(|| {
+        let mut app = app();
+        ground(&mut app);
+        let w = witness(&mut app);
+        let balls: Vec<_> = [-1.0, f32::NAN, f32::INFINITY]
+            .into_iter()
+            .enumerate()
+            .map(|(i, d)| ball_on_ground(&mut app, 3.0 * i as f32, ColliderDensity(d)))
+            .collect();
+        step(&mut app, 16);
+        (app, balls, w)
+    });
+    for (&ball, shown) in balls.iter().zip(["-1", "NaN", "inf"]) {
+        warned_once(&warnings, ball, shown);
+        assert_eq!(app.world().get::<ColliderDensity>(ball).unwrap().0, 1000.0);
+        let m = computed_mass(&app, ball).mass();
+        assert!(
+            (m - ball_mass()).abs() <= ball_mass() * 1e-5,
+            "{ball}: mass {m}"
+        );
+    }
+    world_is_healthy(&mut app, w, 16);
+}
+
+#[test]
+fn zero_density_collider_adds_no_mass() {
+    // A decorative or sensor part of density 0 adds nothing (it was silently made 1000).
+    let ((app, body), warnings) = capture_warnings(|| {
+        let mut app = app();
+        let body = spawn(
+            &mut app,
+            (
+                RigidBody::Dynamic,
+                Collider::cuboid(1.0, 1.0, 1.0),
+                Transform::from_xyz(0.0, 5.0, 0.0),
+            ),
+        );
+        app.world_mut().spawn((
+            Collider::sphere(0.5),
+            ColliderDensity(0.0),
+            Transform::from_xyz(0.0, 2.0, 0.0),
+            ChildOf(body),
+        ));
+        step(&mut app, 2);
+        (app, body)
+    });
+    assert!(warnings.is_empty(), "{warnings:?}");
+    let m = computed_mass(&app, body);
+    assert!((m.mass() - 1000.0).abs() <= 1e-2, "mass {}", m.mass());
+    assert!(m.local_center_of_mass().length() <= 1e-6);
+}
+
+#[test]
+fn nan_center_of_mass_without_colliders_is_reported_once() {
+    // With no collider the NaN was used: the body froze and was reported every step.
+    let ((mut app, body, w), warnings) = capture_warnings(|| {
+        let mut app = app();
+        let w = witness(&mut app);
+        let body = spawn(
+            &mut app,
+            (
+                RigidBody::Dynamic,
+                CenterOfMass(Vec3::new(f32::NAN, 0.0, 0.0)),
+                Transform::from_xyz(-500.0, WITNESS_Y0, 0.0),
+            ),
+        );
+        step(&mut app, 32);
+        (app, body, w)
+    });
+    warned_once(&warnings, body, "NaN");
+    // The fallback is the centre of mass a body without colliders has: its origin.
+    assert_eq!(computed_mass(&app, body).local_center_of_mass(), Vec3::ZERO);
+    let (y, expected) = (position(&app, body).y, free_fall(WITNESS_Y0, g(), 32));
+    assert!(
+        (y - expected).abs() <= 1e-3,
+        "body at {y}, free fall gives {expected}"
+    );
+    world_is_healthy(&mut app, w, 32);
+}
+
+#[test]
+fn removing_mass_overrides_recomputes_the_mass() {
+    let mut app = app();
+    let body = spawn(
+        &mut app,
+        (
+            RigidBody::Dynamic,
+            Collider::cuboid(1.0, 1.0, 1.0),
+            Mass(5.0),
+            CenterOfMass(Vec3::new(0.0, 0.25, 0.0)),
+            Transform::from_xyz(0.0, 5.0, 0.0),
+        ),
+    );
+    step(&mut app, 1);
+    assert!((computed_mass(&app, body).mass() - 5.0).abs() <= 1e-5);
+    app.world_mut().entity_mut(body).remove::<Mass>();
+    step(&mut app, 1);
+    let m = computed_mass(&app, body).mass();
+    assert!((m - 1000.0).abs() <= 1e-2, "mass {m} after removing Mass");
+    assert_eq!(
+        computed_mass(&app, body).local_center_of_mass(),
+        Vec3::new(0.0, 0.25, 0.0)
+    );
+    app.world_mut().entity_mut(body).remove::<CenterOfMass>();
+    step(&mut app, 1);
+    let com = computed_mass(&app, body).local_center_of_mass();
+    assert!(
+        com.length() <= 1e-6,
+        "centre of mass {com} after removing CenterOfMass"
+    );
+}
+
+#[test]
+fn compound_with_a_bad_part_keeps_its_good_parts() {
+    // The compound's docs promise that bad parts are dropped and reported; one bad part used
+    // to disable the whole collider, so the body fell through the ground.
+    let ((mut app, body, w), warnings) = capture_warnings(|| {
+        let mut app = app();
+        ground(&mut app);
+        let w = witness(&mut app);
+        let nested = Collider::compound(vec![(Vec3::ZERO, Quat::IDENTITY, Collider::sphere(0.1))]);
+        let compound = Collider::compound(vec![
+            (Vec3::ZERO, Quat::IDENTITY, Collider::cuboid(1.0, 1.0, 1.0)),
+            (Vec3::X, Quat::IDENTITY, Collider::sphere(f32::NAN)),
+            (Vec3::NEG_X, Quat::IDENTITY, nested),
+            (
+                Vec3::Y * f32::INFINITY,
+                Quat::IDENTITY,
+                Collider::sphere(0.5),
+            ),
+        ]);
+        let body = spawn(
+            &mut app,
+            (
+                RigidBody::Dynamic,
+                compound,
+                Transform::from_xyz(0.0, 0.5, 0.0),
+            ),
+        );
+        step(&mut app, 32);
+        (app, body, w)
+    });
+    warned_once(&warnings, body, "part 1");
+    let warning = about(&warnings, body)[0];
+    assert!(
+        warning.contains("part 2") && warning.contains("part 3"),
+        "{warning}"
+    );
+    // The cube still rests on the ground and alone gives the mass.
+    let y = position(&app, body).y;
+    assert!((y - 0.5).abs() <= slop(), "body at {y}");
+    let m = computed_mass(&app, body).mass();
+    assert!((m - 1000.0).abs() <= 1e-2, "mass {m}");
+    world_is_healthy(&mut app, w, 32);
+}

@@ -31,6 +31,9 @@ impl Plugin for ColliderPlugin {
         app.init_resource::<collider::ColliderOwnership>()
             .validate_component::<Friction>()
             .validate_component::<Restitution>()
+            .validate_component::<crate::ColliderDensity>()
+            .validate_component::<crate::Mass>()
+            .validate_component::<crate::CenterOfMass>()
             .add_systems(
                 PhysicsSchedule,
                 (
