@@ -21,7 +21,7 @@
 //! | [`Collider`](crate::Collider) | zero size, non-finite size, invalid mesh | the collider is ignored until replaced (the body keeps a mass; see [`mass`](crate::body::mass)) |
 //! | a part of [`Collider::compound`](crate::Collider::compound) | invalid, zero-size, composite | that part is dropped; the others collide and give mass |
 //! | [`LinearDamping`](crate::LinearDamping), [`AngularDamping`](crate::AngularDamping) | NaN, ±∞, negative | 0, written back |
-//! | [`GravityScale`](crate::GravityScale) | NaN, ±∞ | 1, written back |
+//! | [`GravityScale`](crate::GravityScale) | NaN, ±∞ (negative is allowed) | 1, written back |
 //! | [`ConstantForce`](crate::ConstantForce), [`ConstantTorque`](crate::ConstantTorque) | any non-finite component | zero, written back |
 //! | [`ExternalImpulse`](crate::ExternalImpulse) | any non-finite component | ignored (cleared) |
 //! | [`Position`](crate::Position), [`Rotation`](crate::Rotation), [`Transform`] of a body | non-finite, zero-length rotation | the last valid pose (the origin before the first) |
@@ -40,10 +40,10 @@
 //! | [`D6Joint`](crate::D6Joint) limits and drives | NaN, `min > max`, negative force limit | the row is skipped with a warning (see [`rows`](crate::solver::rows)) |
 //! | joints and constraints naming entities | a missing or non-body entity, the same entity twice | the constraint is skipped |
 //! | [`Gravity`](crate::Gravity) | any non-finite component | `(0, −9.81, 0)` (the default), written back |
-//! | [`SubstepCount`](crate::SubstepCount) | 0; more than [`MAX_SUBSTEPS`] | 1; [`MAX_SUBSTEPS`] (the resource is kept) |
-//! | [`XpbdIterations`](crate::solver::xpbd::XpbdIterations) | 0 | 1 |
-//! | [`SolverConfig`](crate::SolverConfig) fields | NaN, ±∞, negative (zero for the frequency and push-out speed) | that field's default, written back |
-//! | [`SleepThreshold`](crate::SleepThreshold) fields | NaN, negative | that field's default, written back |
+//! | [`SubstepCount`](crate::SubstepCount) | 0; more than [`MAX_SUBSTEPS`] | 1; [`MAX_SUBSTEPS`], written back |
+//! | [`XpbdIterations`](crate::solver::xpbd::XpbdIterations) | 0 | 1, written back |
+//! | [`SolverConfig`](crate::SolverConfig) fields | NaN, ±∞, negative; zero for `contact_frequency` and `static_stiffness_factor` | that field's default, written back |
+//! | [`SleepThreshold`](crate::SleepThreshold) fields | NaN, negative (+∞ is allowed) | that field's default, written back |
 //! | timestep (the parent schedule's `Time` delta) | zero (a paused clock) | the step is skipped (no warning: pausing is not an error) |
 //!
 //! Why write fallbacks back: the component then says what the engine does, and a value fixed
@@ -153,6 +153,16 @@ pub(crate) fn check(
     }
     let message = format!("{what} {} {why}; using {fallback}", *value);
     *value = fallback;
+    Some(message)
+}
+
+/// Replaces a vector with a non-finite component by zero.
+pub(crate) fn check_vector(value: &mut bevy::math::Vec3, what: &str) -> Option<String> {
+    if value.is_finite() {
+        return None;
+    }
+    let message = format!("{what} {value} is not finite; using zero");
+    *value = bevy::math::Vec3::ZERO;
     Some(message)
 }
 

@@ -506,3 +506,149 @@ fn compound_with_a_bad_part_keeps_its_good_parts() {
     assert!((m - 1000.0).abs() <= 1e-2, "mass {m}");
     world_is_healthy(&mut app, w, 32);
 }
+
+/// A ball at `(x, WITNESS_Y0, 20)` in free fall, with `extra`.
+fn falling_ball(app: &mut App, x: f32, extra: impl Bundle) -> Entity {
+    spawn(
+        app,
+        (
+            RigidBody::Dynamic,
+            Collider::sphere(0.5),
+            Transform::from_xyz(x, WITNESS_Y0, 20.0),
+            extra,
+        ),
+    )
+}
+
+#[test]
+fn bad_damping_gravity_scale_and_forces_are_reported_and_replaced() {
+    // NaN or negative damping was turned into 0 without a word; a NaN gravity scale or force
+    // froze the body and reported it every step.
+    let ((mut app, balls, w), warnings) = capture_warnings(|| {
+        let mut app = app();
+        let w = witness(&mut app);
+        let balls = [
+            falling_ball(&mut app, 0.0, LinearDamping(f32::NAN)),
+            falling_ball(&mut app, 3.0, AngularDamping(-1.0)),
+            falling_ball(&mut app, 6.0, GravityScale(f32::NAN)),
+            falling_ball(&mut app, 9.0, ConstantForce(Vec3::new(0.0, f32::NAN, 0.0))),
+            falling_ball(&mut app, 12.0, ConstantTorque(Vec3::splat(f32::INFINITY))),
+        ];
+        step(&mut app, 32);
+        (app, balls, w)
+    });
+    for (&ball, shown) in balls.iter().zip(["NaN", "-1", "NaN", "NaN", "inf"]) {
+        warned_once(&warnings, ball, shown);
+        // The fallbacks (no damping, scale 1, no force or torque) leave plain free fall.
+        let (y, expected) = (position(&app, ball).y, free_fall(WITNESS_Y0, g(), 32));
+        assert!(
+            (y - expected).abs() <= 1e-3,
+            "{ball} at {y}, free fall gives {expected}"
+        );
+        assert_eq!(angular_velocity(&app, ball), Vec3::ZERO);
+    }
+    let world = app.world();
+    assert_eq!(world.get::<LinearDamping>(balls[0]).unwrap().0, 0.0);
+    assert_eq!(world.get::<AngularDamping>(balls[1]).unwrap().0, 0.0);
+    assert_eq!(world.get::<GravityScale>(balls[2]).unwrap().0, 1.0);
+    assert_eq!(world.get::<ConstantForce>(balls[3]).unwrap().0, Vec3::ZERO);
+    assert_eq!(world.get::<ConstantTorque>(balls[4]).unwrap().0, Vec3::ZERO);
+    world_is_healthy(&mut app, w, 32);
+}
+
+/// The warnings that mention `name`.
+fn mentioning<'a>(warnings: &'a [String], name: &str) -> Vec<&'a String> {
+    warnings.iter().filter(|w| w.contains(name)).collect()
+}
+
+#[test]
+fn bad_gravity_is_reported_once_and_replaced() {
+    // NaN gravity made every body non-finite, reset and reported, every step.
+    let ((mut app, w), warnings) = capture_warnings(|| {
+        let mut app = app();
+        let w = witness(&mut app);
+        app.insert_resource(Gravity(Vec3::new(0.0, f32::NAN, 0.0)));
+        step(&mut app, 16);
+        // Written again: still one warning.
+        app.insert_resource(Gravity(Vec3::splat(f32::INFINITY)));
+        step(&mut app, 16);
+        (app, w)
+    });
+    let mine = mentioning(&warnings, "Gravity");
+    assert_eq!(mine.len(), 1, "{warnings:?}");
+    assert!(mine[0].contains("NaN"), "{}", mine[0]);
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert_eq!(*app.world().resource::<Gravity>(), Gravity::default());
+    world_is_healthy(&mut app, w, 32);
+}
+
+#[test]
+fn bad_substep_count_is_reported_and_replaced() {
+    let ((app, substeps), warnings) = capture_warnings(|| {
+        let mut app = app();
+        app.insert_resource(SubstepCount(0));
+        step(&mut app, 2);
+        let zero = app.world().resource::<PhysicsStepTime>().substeps;
+        app.insert_resource(SubstepCount(100_000));
+        step(&mut app, 2);
+        let huge = app.world().resource::<PhysicsStepTime>().substeps;
+        (app, [zero, huge])
+    });
+    // 0 runs 1 substep; a count above the cap runs the cap (it was run in full: 100 000
+    // substeps a step, and u32::MAX would hang the app).
+    assert_eq!(substeps, [1, impetus3d::validation::MAX_SUBSTEPS]);
+    // Reported once, like every resource, and for the first bad value.
+    let mine = mentioning(&warnings, "SubstepCount");
+    assert_eq!(mine.len(), 1, "{warnings:?}");
+    assert!(mine[0].starts_with("SubstepCount: 0 "), "{mine:?}");
+    assert_eq!(
+        app.world().resource::<SubstepCount>().0,
+        impetus3d::validation::MAX_SUBSTEPS
+    );
+}
+
+#[test]
+fn bad_solver_and_sleep_settings_are_reported_and_replaced() {
+    let ((mut app, ball, w), warnings) = capture_warnings(|| {
+        let mut app = app();
+        ground(&mut app);
+        let w = witness(&mut app);
+        let ball = ball_on_ground(&mut app, 0.0, ());
+        app.insert_resource(SolverConfig {
+            contact_frequency: f32::NAN,
+            linear_slop: -1.0,
+            ..default()
+        });
+        app.insert_resource(SleepThreshold {
+            linear: f32::NAN,
+            time_to_sleep: -1.0,
+            ..default()
+        });
+        step(&mut app, 64);
+        (app, ball, w)
+    });
+    let solver = mentioning(&warnings, "SolverConfig");
+    assert_eq!(solver.len(), 1, "{warnings:?}");
+    assert!(
+        solver[0].contains("NaN") && solver[0].contains("-1"),
+        "{solver:?}"
+    );
+    let sleep = mentioning(&warnings, "SleepThreshold");
+    assert_eq!(sleep.len(), 1, "{warnings:?}");
+    assert!(
+        sleep[0].contains("NaN") && sleep[0].contains("-1"),
+        "{sleep:?}"
+    );
+    assert_eq!(
+        *app.world().resource::<SolverConfig>(),
+        SolverConfig::default()
+    );
+    assert_eq!(
+        *app.world().resource::<SleepThreshold>(),
+        SleepThreshold::default()
+    );
+    // With the defaults back, the ball rests on the ground and falls asleep.
+    assert!((position(&app, ball).y - 0.5).abs() <= slop());
+    assert!(is_sleeping(&app, ball));
+    world_is_healthy(&mut app, w, 64);
+}
