@@ -102,6 +102,7 @@ pub mod schedule;
 pub mod solver;
 pub mod spatial_query;
 mod sync;
+pub mod validation;
 
 /// Compatibility path for code written against engines that keep the solver under
 /// `dynamics::solver` (for example `dynamics::solver::xpbd::XpbdConstraint`).

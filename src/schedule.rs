@@ -87,13 +87,30 @@ pub enum SubstepSolverSet {
 
 /// How many substeps each physics step is divided into. Default 4.
 ///
-/// More substeps make stacks and joint chains stiffer at a roughly linear cost.
+/// More substeps make stacks and joint chains stiffer at a roughly linear cost. 0 is replaced by
+/// 1, and a count above [`MAX_SUBSTEPS`](crate::validation::MAX_SUBSTEPS) by that maximum, with
+/// a warning.
 #[derive(Resource, Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SubstepCount(pub u32);
 
 impl Default for SubstepCount {
     fn default() -> Self {
         Self(4)
+    }
+}
+
+impl crate::validation::Validate for SubstepCount {
+    fn validate(&mut self) -> Option<String> {
+        use crate::validation::MAX_SUBSTEPS;
+        let usable = self.0.clamp(1, MAX_SUBSTEPS);
+        (usable != self.0).then(|| {
+            let message = format!(
+                "{} substeps is not in 1..={MAX_SUBSTEPS}; using {usable}",
+                self.0
+            );
+            self.0 = usable;
+            message
+        })
     }
 }
 
@@ -149,6 +166,7 @@ impl Plugin for PhysicsSchedulePlugin {
                     .chain()
                     .in_set(PhysicsStepSet::Solver),
             )
+            .configure_sets(crate::validation::ValidationSet.in_set(PhysicsStepSet::Prepare))
             .add_systems(run_substeps.in_set(SolverSet::Substep));
         app.add_schedule(step);
 
@@ -174,12 +192,16 @@ impl Plugin for PhysicsSchedulePlugin {
     }
 }
 
-/// Runs one physics step of the parent schedule's `Time` delta.
+/// Runs one physics step of the parent schedule's `Time` delta (none for a zero delta: a
+/// paused clock). The [`SubstepCount`] is validated here, where it is read.
 fn run_physics_step(world: &mut World) {
     let delta = world.resource::<Time>().delta_secs();
     if delta <= 0.0 || !delta.is_finite() {
         return;
     }
+    world
+        .run_system_cached(crate::validation::validate_resource::<SubstepCount>)
+        .ok();
     let substeps = world.resource::<SubstepCount>().0.max(1);
     {
         let mut time = world.resource_mut::<PhysicsStepTime>();

@@ -121,7 +121,8 @@ impl Plugin for SyncPlugin {
                     crate::body::reject_non_finite_velocities,
                 )
                     .chain()
-                    .in_set(PhysicsStepSet::Prepare),
+                    .in_set(PhysicsStepSet::Prepare)
+                    .after(crate::validation::ValidationSet),
                 position_to_transform.in_set(PhysicsStepSet::Finalize),
             ),
         );

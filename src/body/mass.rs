@@ -11,20 +11,29 @@ use bevy::prelude::*;
 use parry3d::mass_properties::MassProperties;
 
 use crate::math::{Matrix3, Quaternion, Scalar, Vector};
+use crate::validation::{Validate, check, non_negative};
 
 /// Overrides the body's total mass, in kg. The collider-derived inertia is scaled to match.
+/// Removing it goes back to the collider-derived mass.
 ///
 /// Zero, negative or non-finite values are rejected with a warning naming the entity, and the
-/// collider-derived mass is used instead.
+/// collider-derived mass is used instead (the component keeps the value).
 #[derive(Component, Clone, Copy, Debug, PartialEq, Deref, DerefMut)]
 pub struct Mass(pub Scalar);
 
-/// Overrides the body's centre of mass, in the body's local frame.
+/// Overrides the body's centre of mass, in the body's local frame. Removing it goes back to the
+/// collider-derived centre of mass.
+///
+/// A non-finite value is rejected with a warning naming the entity, and the collider-derived
+/// centre of mass (the body origin if it has no collider) is used instead.
 #[derive(Component, Clone, Copy, Debug, Default, PartialEq, Deref, DerefMut)]
 pub struct CenterOfMass(pub Vector);
 
 /// Density of a collider's material in kg/m³, used to compute its body's mass. Default 1000
 /// (water), so a 1 m cube weighs 1000 kg.
+///
+/// Zero is valid: the collider then adds no mass (a sensor or a decorative part). A negative
+/// or non-finite density is replaced by 1000 with a warning naming the entity.
 #[derive(Component, Clone, Copy, Debug, PartialEq, Deref, DerefMut)]
 pub struct ColliderDensity(pub Scalar);
 
@@ -32,6 +41,40 @@ impl Default for ColliderDensity {
     fn default() -> Self {
         Self(1000.0)
     }
+}
+
+impl Validate for ColliderDensity {
+    fn validate(&mut self) -> Option<String> {
+        let why = "is not a finite number ≥ 0";
+        check(&mut self.0, non_negative, "ColliderDensity", why, 1000.0)
+    }
+}
+
+impl Validate for Mass {
+    fn validate(&mut self) -> Option<String> {
+        (!valid_mass(self.0)).then(|| {
+            format!(
+                "Mass {} is not a finite number > 0; using the colliders' mass",
+                self.0
+            )
+        })
+    }
+}
+
+impl Validate for CenterOfMass {
+    fn validate(&mut self) -> Option<String> {
+        (!self.0.is_finite()).then(|| {
+            format!(
+                "CenterOfMass {} is not finite; using the colliders' centre of mass",
+                self.0
+            )
+        })
+    }
+}
+
+/// A mass override the engine can use.
+fn valid_mass(mass: Scalar) -> bool {
+    mass.is_finite() && mass > 0.0
 }
 
 /// The mass properties the solver uses, computed from colliders and overrides. Read-only for
@@ -89,19 +132,15 @@ impl ComputedMass {
     }
 
     /// Builds the solver's view of summed collider mass properties with the user's overrides.
+    /// Overrides the engine cannot use are ignored (the validation stage reports them).
     pub(crate) fn from_parts(
         entity: Entity,
         colliders: Option<MassProperties>,
         mass: Option<Scalar>,
         center_of_mass: Option<Vector>,
     ) -> Self {
-        let mass = mass.filter(|&m| {
-            let valid = m.is_finite() && m > 0.0;
-            if !valid {
-                warn!("{entity}: Mass({m}) must be finite and positive; using the colliders' mass");
-            }
-            valid
-        });
+        let mass = mass.filter(|&m| valid_mass(m));
+        let center_of_mass = center_of_mass.filter(|c| c.is_finite());
         let Some(props) = colliders.filter(|p| p.inv_mass > 0.0 && p.inv_mass.is_finite()) else {
             let mut fallback = Self::fallback();
             if let Some(m) = mass {
@@ -119,10 +158,7 @@ impl ComputedMass {
             inverse_mass = 1.0 / m;
             inverse_inertia *= 1.0 / scale;
         }
-        let mut local_center_of_mass = props.local_com;
-        if let Some(com) = center_of_mass.filter(|c| c.is_finite()) {
-            local_center_of_mass = com;
-        }
+        let local_center_of_mass = center_of_mass.unwrap_or(props.local_com);
         if !inverse_inertia.is_finite() {
             warn!("{entity}: degenerate inertia from its colliders; using a unit sphere's");
             inverse_inertia = Matrix3::from_diagonal(Vector::splat(2.5 * inverse_mass));
@@ -135,11 +171,13 @@ impl ComputedMass {
     }
 }
 
-/// Recomputes [`ComputedMass`] for new bodies, bodies whose overrides changed, and bodies whose
-/// colliders changed.
+/// Recomputes [`ComputedMass`] for new bodies, bodies whose overrides changed or were removed,
+/// and bodies whose colliders changed.
 #[allow(clippy::type_complexity)]
 pub(crate) fn update_mass_properties(
     mut ownership: ResMut<crate::collision::collider::ColliderOwnership>,
+    mut removed_mass: RemovedComponents<Mass>,
+    mut removed_center: RemovedComponents<CenterOfMass>,
     changed: Query<
         Entity,
         (
@@ -164,6 +202,9 @@ pub(crate) fn update_mass_properties(
 ) {
     let mut dirty = std::mem::take(&mut ownership.dirty_bodies);
     dirty.extend(changed.iter());
+    // Despawned bodies are filtered out below, where their `ComputedMass` is not found.
+    dirty.extend(removed_mass.read());
+    dirty.extend(removed_center.read());
     if dirty.is_empty() {
         ownership.dirty_bodies = dirty;
         return;
@@ -174,15 +215,7 @@ pub(crate) fn update_mass_properties(
         dirty.iter().map(|&e| (e, None)).collect();
     for (collider, density, pose, collider_of) in &colliders {
         if let Some(sum) = sums.get_mut(&collider_of.body) {
-            let density = if density.0.is_finite() && density.0 > 0.0 {
-                density.0
-            } else {
-                1000.0
-            };
-            let props = collider
-                .shape()
-                .mass_properties(density)
-                .transform_by(&pose.pose());
+            let props = collider_mass(collider, density.0, pose);
             *sum = Some(sum.map_or(props, |s| s + props));
         }
     }
@@ -195,4 +228,23 @@ pub(crate) fn update_mass_properties(
     }
     dirty.clear();
     ownership.dirty_bodies = dirty;
+}
+
+/// One collider's mass properties about its body's origin. A density the validation stage has
+/// not seen yet is used only if it is usable (else the default), so nothing non-finite enters
+/// the sum; a zero-density collider adds nothing.
+fn collider_mass(
+    collider: &crate::Collider,
+    density: Scalar,
+    pose: &crate::collision::collider::ColliderPose,
+) -> MassProperties {
+    let density = if non_negative(density) {
+        density
+    } else {
+        1000.0
+    };
+    collider
+        .shape()
+        .mass_properties(density)
+        .transform_by(&pose.pose())
 }

@@ -14,6 +14,7 @@ pub use sleeping::{SleepThreshold, Sleeping, SleepingDisabled};
 use bevy::prelude::*;
 
 use crate::math::{Quaternion, Scalar, Vector};
+use crate::validation::{Validate, check, check_vector, non_negative};
 
 /// The kind of a rigid body. Required on every body entity.
 ///
@@ -79,7 +80,8 @@ pub struct LinearVelocity(pub Vector);
 #[derive(Component, Clone, Copy, Debug, Default, PartialEq, Deref, DerefMut)]
 pub struct AngularVelocity(pub Vector);
 
-/// Multiplies the world [`Gravity`](crate::Gravity) for this body. Default 1.
+/// Multiplies the world [`Gravity`](crate::Gravity) for this body. Default 1; negative values
+/// are allowed (a balloon). A non-finite scale is replaced by 1 with a warning.
 #[derive(Component, Clone, Copy, Debug, PartialEq, Deref, DerefMut)]
 pub struct GravityScale(pub Scalar);
 
@@ -89,21 +91,25 @@ impl Default for GravityScale {
     }
 }
 
-/// Linear velocity damping coefficient, in 1/s: `v *= 1 / (1 + h c)` each substep.
+/// Linear velocity damping coefficient, in 1/s: `v *= 1 / (1 + h c)` each substep. A negative
+/// or non-finite coefficient is replaced by 0 with a warning.
 #[derive(Component, Clone, Copy, Debug, Default, PartialEq, Deref, DerefMut)]
 pub struct LinearDamping(pub Scalar);
 
-/// Angular velocity damping coefficient, in 1/s: `ω *= 1 / (1 + h c)` each substep.
+/// Angular velocity damping coefficient, in 1/s: `ω *= 1 / (1 + h c)` each substep. A negative
+/// or non-finite coefficient is replaced by 0 with a warning.
 #[derive(Component, Clone, Copy, Debug, Default, PartialEq, Deref, DerefMut)]
 pub struct AngularDamping(pub Scalar);
 
 /// A world-space force applied at the centre of mass every step, in newtons.
 ///
-/// Stays until removed or set to zero. Changing it wakes a sleeping body.
+/// Stays until removed or set to zero. Changing it wakes a sleeping body. A non-finite force is
+/// replaced by zero with a warning.
 #[derive(Component, Clone, Copy, Debug, Default, PartialEq, Deref, DerefMut)]
 pub struct ConstantForce(pub Vector);
 
-/// A world-space torque applied every step, in newton-metres.
+/// A world-space torque applied every step, in newton-metres. A non-finite torque is replaced
+/// by zero with a warning.
 #[derive(Component, Clone, Copy, Debug, Default, PartialEq, Deref, DerefMut)]
 pub struct ConstantTorque(pub Vector);
 
@@ -222,6 +228,44 @@ impl LockedAxes {
         Vector::from_array(std::array::from_fn(|i| {
             if self.is_rotation_locked(i) { 0.0 } else { 1.0 }
         }))
+    }
+}
+
+impl Validate for GravityScale {
+    fn validate(&mut self) -> Option<String> {
+        check(
+            &mut self.0,
+            Scalar::is_finite,
+            "GravityScale",
+            "is not finite",
+            1.0,
+        )
+    }
+}
+
+impl Validate for LinearDamping {
+    fn validate(&mut self) -> Option<String> {
+        let why = "is not a finite number ≥ 0";
+        check(&mut self.0, non_negative, "LinearDamping", why, 0.0)
+    }
+}
+
+impl Validate for AngularDamping {
+    fn validate(&mut self) -> Option<String> {
+        let why = "is not a finite number ≥ 0";
+        check(&mut self.0, non_negative, "AngularDamping", why, 0.0)
+    }
+}
+
+impl Validate for ConstantForce {
+    fn validate(&mut self) -> Option<String> {
+        check_vector(&mut self.0, "ConstantForce")
+    }
+}
+
+impl Validate for ConstantTorque {
+    fn validate(&mut self) -> Option<String> {
+        check_vector(&mut self.0, "ConstantTorque")
     }
 }
 

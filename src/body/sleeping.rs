@@ -20,6 +20,7 @@ use crate::PhysicsStepTime;
 use crate::collision::ContactGraph;
 use crate::math::Scalar;
 use crate::solver::SolverBodies;
+use crate::validation::{Validate, check, join};
 
 /// Marks a sleeping body. Remove it to wake the body; insert it to put the body to sleep.
 #[derive(Component, Clone, Copy, Debug, Default)]
@@ -33,7 +34,8 @@ pub struct SleepingDisabled;
 #[derive(Component, Clone, Copy, Debug, Default, PartialEq)]
 pub struct SleepTimer(pub Scalar);
 
-/// When bodies fall asleep.
+/// When bodies fall asleep. A NaN or negative field is replaced by its default, with a
+/// warning.
 #[derive(Resource, Clone, Copy, Debug, PartialEq)]
 pub struct SleepThreshold {
     /// Linear speed under which a body counts as at rest, m/s. Default 0.05.
@@ -51,6 +53,25 @@ impl Default for SleepThreshold {
             angular: 0.05,
             time_to_sleep: 0.5,
         }
+    }
+}
+
+impl Validate for SleepThreshold {
+    fn validate(&mut self) -> Option<String> {
+        let d = Self::default();
+        let valid = |x: Scalar| x >= 0.0;
+        let why = "is NaN or negative";
+        join([
+            check(&mut self.linear, valid, "linear", why, d.linear),
+            check(&mut self.angular, valid, "angular", why, d.angular),
+            check(
+                &mut self.time_to_sleep,
+                valid,
+                "time_to_sleep",
+                why,
+                d.time_to_sleep,
+            ),
+        ])
     }
 }
 
@@ -262,14 +283,17 @@ pub(crate) struct SleepingPlugin;
 impl Plugin for SleepingPlugin {
     fn build(&self, app: &mut App) {
         use crate::schedule::{PhysicsSchedule, PhysicsStepSet};
-        app.init_resource::<SleepThreshold>().add_systems(
-            PhysicsSchedule,
-            (
-                wake_on_user_changes
-                    .in_set(PhysicsStepSet::Prepare)
-                    .after(crate::sync::transform_to_position),
-                update_sleeping.in_set(PhysicsStepSet::Sleeping),
-            ),
-        );
+        use crate::validation::ValidationApp;
+        app.init_resource::<SleepThreshold>()
+            .validate_resource::<SleepThreshold>()
+            .add_systems(
+                PhysicsSchedule,
+                (
+                    wake_on_user_changes
+                        .in_set(PhysicsStepSet::Prepare)
+                        .after(crate::sync::transform_to_position),
+                    update_sleeping.in_set(PhysicsStepSet::Sleeping),
+                ),
+            );
     }
 }

@@ -13,6 +13,7 @@ use parry3d::shape::{SharedShape, TriMeshBuilderError};
 
 use crate::body::{ColliderDensity, RigidBody};
 use crate::math::{Quaternion, Scalar, Vector};
+use crate::validation::{Validate, check, non_negative};
 
 /// A collision shape. Spawn it on a body entity, or on a child entity (with its own
 /// [`Transform`] offset) of one.
@@ -35,6 +36,9 @@ pub struct Collider {
     shape: SharedShape,
     /// Why the shape could not be built, reported against the entity when spawned.
     error: Option<String>,
+    /// Compound parts that were left out, reported against the entity when spawned (the
+    /// collider is still used).
+    dropped: Option<String>,
 }
 
 impl std::fmt::Debug for Collider {
@@ -42,13 +46,18 @@ impl std::fmt::Debug for Collider {
         f.debug_struct("Collider")
             .field("shape", &self.shape.shape_type())
             .field("error", &self.error)
+            .field("dropped", &self.dropped)
             .finish()
     }
 }
 
 impl From<SharedShape> for Collider {
     fn from(shape: SharedShape) -> Self {
-        Self { shape, error: None }
+        Self {
+            shape,
+            error: None,
+            dropped: None,
+        }
     }
 }
 
@@ -92,10 +101,8 @@ impl Collider {
     /// that is reported with the entity's name and ignored; see [`Collider::try_trimesh`] to
     /// handle the error yourself.
     pub fn trimesh(vertices: Vec<Vector>, indices: Vec<[u32; 3]>) -> Self {
-        Self::try_trimesh(vertices, indices).unwrap_or_else(|err| Self {
-            shape: SharedShape::ball(0.0),
-            error: Some(format!("invalid triangle mesh: {err:?}")),
-        })
+        Self::try_trimesh(vertices, indices)
+            .unwrap_or_else(|err| Self::invalid(format!("invalid triangle mesh: {err:?}")))
     }
 
     /// A triangle mesh, or the reason it could not be built.
@@ -107,31 +114,49 @@ impl Collider {
     }
 
     /// Several colliders rigidly joined, each at a translation and rotation in the compound's
-    /// frame. Nested compounds and meshes are not allowed inside a compound by parry; such
-    /// parts are dropped and the collider reports them.
+    /// frame.
+    ///
+    /// A part that cannot be used is dropped: a nested compound or mesh (parry does not allow
+    /// them inside a compound), an invalid or zero-size collider, or a non-finite pose. The
+    /// other parts collide and give the body its mass as if the bad ones had not been given,
+    /// and the collider's entity is reported once with the dropped parts' indices. (Dropping
+    /// only the bad part is what a user expects: one bad piece of a many-part shape should not
+    /// make the whole object fall through the world.) A compound with no usable part is
+    /// ignored, like any invalid collider.
     pub fn compound(parts: Vec<(Vector, Quaternion, Collider)>) -> Self {
-        let mut error = None;
-        let shapes: Vec<(Pose, SharedShape)> = parts
-            .into_iter()
-            .filter_map(|(t, r, c)| {
-                if c.shape.as_composite_shape().is_some() || c.error.is_some() {
-                    error = Some("a compound part was itself composite or invalid".to_string());
-                    None
-                } else {
-                    Some((crate::math::pose(t, r), c.shape))
-                }
-            })
-            .collect();
+        let mut dropped = Vec::new();
+        let mut shapes: Vec<(Pose, SharedShape)> = Vec::new();
+        for (index, (t, r, c)) in parts.into_iter().enumerate() {
+            match part_problem(&c, t, r) {
+                Some(reason) => dropped.push(format!("part {index} ({reason})")),
+                None => shapes.push((crate::math::pose(t, r.normalize()), c.shape)),
+            }
+        }
+        let dropped = (!dropped.is_empty()).then(|| format!("dropped {}", dropped.join(", ")));
         if shapes.is_empty() {
-            return Self {
-                shape: SharedShape::ball(0.0),
-                error: Some("a compound needs at least one valid part".to_string()),
-            };
+            let reason = dropped.map_or(String::new(), |d| format!(": {d}"));
+            return Self::invalid(format!("a compound needs at least one valid part{reason}"));
         }
         Self {
             shape: SharedShape::compound(shapes),
-            error,
+            error: None,
+            dropped,
         }
+    }
+
+    /// A collider that is reported with `reason` and ignored.
+    fn invalid(reason: String) -> Self {
+        Self {
+            shape: SharedShape::ball(0.0),
+            error: Some(reason),
+            dropped: None,
+        }
+    }
+
+    /// The parts [`Collider::compound`] left out and why, or `None` if it kept them all (or
+    /// this is not a compound).
+    pub fn dropped_parts(&self) -> Option<&str> {
+        self.dropped.as_deref()
     }
 
     /// The parry shape.
@@ -155,6 +180,17 @@ impl Collider {
         }
         None
     }
+}
+
+/// Why a compound part cannot be used, if it cannot.
+fn part_problem(part: &Collider, translation: Vector, rotation: Quaternion) -> Option<String> {
+    if part.shape.as_composite_shape().is_some() {
+        return Some("a compound or mesh cannot be a part".to_string());
+    }
+    if !translation.is_finite() || !crate::math::is_finite_quat(rotation) {
+        return Some("its pose is not finite".to_string());
+    }
+    part.validate()
 }
 
 /// How two colliders' coefficients are combined. When the two differ, the one later in this
@@ -188,6 +224,9 @@ impl CoefficientCombine {
 
 /// Coulomb friction coefficient of a collider (or of all a body's colliders, when placed on the
 /// body). Default 0.5, combined by geometric mean, as Box2D does.
+///
+/// The coefficient must be finite and ≥ 0: a negative one is replaced by 0 and a non-finite
+/// one by 0.5, with a warning naming the entity (see [`validation`](crate::validation)).
 #[derive(Component, Clone, Copy, Debug, PartialEq)]
 pub struct Friction {
     /// The coefficient μ, ≥ 0.
@@ -203,10 +242,11 @@ impl Default for Friction {
 }
 
 impl Friction {
-    /// Friction `coefficient` (clamped to ≥ 0) with the default geometric-mean rule.
+    /// Friction `coefficient` with the default geometric-mean rule. The coefficient is
+    /// checked when the component enters the world.
     pub fn new(coefficient: Scalar) -> Self {
         Self {
-            coefficient: coefficient.max(0.0),
+            coefficient,
             combine: CoefficientCombine::GeometricMean,
         }
     }
@@ -226,6 +266,9 @@ impl Friction {
 
 /// Restitution (bounciness) of a collider: 0 stops, 1 bounces back at the same speed. Default
 /// 0, combined by maximum so a bouncy ball bounces on any floor.
+///
+/// The coefficient must be finite and ≥ 0; anything else is replaced by 0 with a warning
+/// naming the entity (see [`validation`](crate::validation)).
 #[derive(Component, Clone, Copy, Debug, PartialEq)]
 pub struct Restitution {
     /// The coefficient e, ≥ 0.
@@ -241,10 +284,11 @@ impl Default for Restitution {
 }
 
 impl Restitution {
-    /// Restitution `coefficient` (clamped to ≥ 0) with the default maximum rule.
+    /// Restitution `coefficient` with the default maximum rule. The coefficient is checked
+    /// when the component enters the world.
     pub fn new(coefficient: Scalar) -> Self {
         Self {
-            coefficient: coefficient.max(0.0),
+            coefficient,
             combine: CoefficientCombine::Max,
         }
     }
@@ -259,6 +303,27 @@ impl Restitution {
         self.combine
             .max(other.combine)
             .apply(self.coefficient, other.coefficient)
+    }
+}
+
+impl Validate for Friction {
+    fn validate(&mut self) -> Option<String> {
+        let fallback = if self.coefficient < 0.0 { 0.0 } else { 0.5 };
+        let why = "is not a finite number ≥ 0";
+        check(
+            &mut self.coefficient,
+            non_negative,
+            "Friction",
+            why,
+            fallback,
+        )
+    }
+}
+
+impl Validate for Restitution {
+    fn validate(&mut self) -> Option<String> {
+        let why = "is not a finite number ≥ 0";
+        check(&mut self.coefficient, non_negative, "Restitution", why, 0.0)
     }
 }
 
@@ -449,15 +514,16 @@ pub(crate) fn validate_colliders(
     colliders: Query<(Entity, &Collider, Has<DisabledCollider>), Changed<Collider>>,
 ) {
     for (entity, collider, disabled) in &colliders {
-        match collider.validate() {
-            Some(reason) => {
-                warn!("{entity}: collider ignored because {reason}");
-                commands.entity(entity).insert(DisabledCollider);
-            }
-            None if disabled => {
-                commands.entity(entity).remove::<DisabledCollider>();
-            }
-            None => {}
+        if let Some(reason) = collider.validate() {
+            warn!("{entity}: collider ignored because {reason}");
+            commands.entity(entity).insert(DisabledCollider);
+            continue;
+        }
+        if let Some(dropped) = collider.dropped_parts() {
+            warn!("{entity}: compound collider {dropped}; its other parts are used");
+        }
+        if disabled {
+            commands.entity(entity).remove::<DisabledCollider>();
         }
     }
 }

@@ -21,6 +21,7 @@ pub use hooks::{ActiveCollisionHooks, CollisionHooks, CollisionHooksPlugin, Cont
 use bevy::prelude::*;
 
 use crate::schedule::{PhysicsSchedule, PhysicsStepSet};
+use crate::validation::ValidationApp;
 
 /// Collider bookkeeping in [`PhysicsStepSet::Prepare`].
 pub(crate) struct ColliderPlugin;
@@ -28,6 +29,11 @@ pub(crate) struct ColliderPlugin;
 impl Plugin for ColliderPlugin {
     fn build(&self, app: &mut App) {
         app.init_resource::<collider::ColliderOwnership>()
+            .validate_component::<Friction>()
+            .validate_component::<Restitution>()
+            .validate_component::<crate::ColliderDensity>()
+            .validate_component::<crate::Mass>()
+            .validate_component::<crate::CenterOfMass>()
             .add_systems(
                 PhysicsSchedule,
                 (

@@ -488,12 +488,21 @@ fn solve_friction(
     let spin = c
         .normal
         .dot(body2.angular_velocity - body1.angular_velocity);
-    let max_twist = max * f.radius;
+    // One point (radius 0) has no twist friction; written so that no coefficient, however
+    // large, can make the limit NaN (∞ · 0) and the clamp below panic.
+    let max_twist = if f.radius > 0.0 { max * f.radius } else { 0.0 };
     let old = f.twist_impulse;
-    f.twist_impulse = (old - f.twist_mass * spin).clamp(-max_twist, max_twist);
+    f.twist_impulse = clamp_symmetric(old - f.twist_mass * spin, max_twist);
     let applied = f.twist_impulse - old;
     body1.angular_velocity -= applied * f.twist[0];
     body2.angular_velocity += applied * f.twist[1];
+}
+
+/// `value` limited to `[-limit, limit]`; unlike `f32::clamp` it never panics (a NaN limit
+/// leaves the value unlimited).
+#[inline]
+fn clamp_symmetric(value: Scalar, limit: Scalar) -> Scalar {
+    value.min(limit).max(-limit)
 }
 
 /// Applies restitution once per step to points that approached faster than the threshold.

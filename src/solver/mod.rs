@@ -24,8 +24,10 @@ use bevy::prelude::*;
 
 use crate::math::{Scalar, Vector};
 use crate::schedule::{PhysicsSchedule, SolverSet, SubstepSchedule, SubstepSolverSet};
+use crate::validation::{Validate, ValidationApp, check, join, non_negative};
 
-/// World gravity, m/s². Default `(0, -9.81, 0)`.
+/// World gravity, m/s². Default `(0, -9.81, 0)`. A non-finite gravity is replaced by the
+/// default with a warning.
 #[derive(Resource, Clone, Copy, Debug, PartialEq, Deref, DerefMut)]
 pub struct Gravity(pub Vector);
 
@@ -35,7 +37,21 @@ impl Default for Gravity {
     }
 }
 
+impl Validate for Gravity {
+    fn validate(&mut self) -> Option<String> {
+        if self.0.is_finite() {
+            return None;
+        }
+        let message = format!("{} is not finite; using the default", self.0);
+        *self = Self::default();
+        Some(message)
+    }
+}
+
 /// Tuning of the contact solver. The defaults suit bodies from centimetres to tens of metres.
+///
+/// Every field must be finite and ≥ 0 (the frequency and the static stiffness factor > 0); a
+/// field that is not is replaced by its default, with a warning.
 #[derive(Resource, Clone, Copy, Debug, PartialEq)]
 pub struct SolverConfig {
     /// Contact stiffness as a frequency, Hz. Capped at a quarter of the substep rate, where the
@@ -67,10 +83,70 @@ impl Default for SolverConfig {
     }
 }
 
+impl Validate for SolverConfig {
+    fn validate(&mut self) -> Option<String> {
+        let d = Self::default();
+        let positive = |x: Scalar| x.is_finite() && x > 0.0;
+        let why = "is not a finite number ≥ 0";
+        let why_positive = "is not a finite number > 0";
+        join([
+            check(
+                &mut self.contact_frequency,
+                positive,
+                "contact_frequency",
+                why_positive,
+                d.contact_frequency,
+            ),
+            check(
+                &mut self.contact_damping_ratio,
+                non_negative,
+                "contact_damping_ratio",
+                why,
+                d.contact_damping_ratio,
+            ),
+            check(
+                &mut self.static_stiffness_factor,
+                positive,
+                "static_stiffness_factor",
+                why_positive,
+                d.static_stiffness_factor,
+            ),
+            check(
+                &mut self.max_push_out_speed,
+                non_negative,
+                "max_push_out_speed",
+                why,
+                d.max_push_out_speed,
+            ),
+            check(
+                &mut self.restitution_threshold,
+                non_negative,
+                "restitution_threshold",
+                why,
+                d.restitution_threshold,
+            ),
+            check(
+                &mut self.linear_slop,
+                non_negative,
+                "linear_slop",
+                why,
+                d.linear_slop,
+            ),
+        ])
+    }
+}
+
 impl SolverConfig {
     /// How far apart surfaces may be and still get a (speculative) contact point.
     pub fn speculative_distance(&self) -> Scalar {
-        4.0 * self.linear_slop
+        // Also read outside the step (spatial queries), possibly before validation has
+        // replaced a bad slop: use the fallback here too.
+        let slop = if non_negative(self.linear_slop) {
+            self.linear_slop
+        } else {
+            Self::default().linear_slop
+        };
+        4.0 * slop
     }
 
     pub(crate) fn contact_coefficients(&self, h: Scalar) -> contact::ContactCoefficients {
@@ -94,6 +170,13 @@ impl Plugin for SolverPlugin {
         app.add_plugins(rows::RowPlugin)
             .init_resource::<Gravity>()
             .init_resource::<SolverConfig>()
+            .validate_resource::<Gravity>()
+            .validate_resource::<SolverConfig>()
+            .validate_component::<crate::GravityScale>()
+            .validate_component::<crate::LinearDamping>()
+            .validate_component::<crate::AngularDamping>()
+            .validate_component::<crate::ConstantForce>()
+            .validate_component::<crate::ConstantTorque>()
             .init_resource::<SolverBodies>()
             .init_resource::<contact::ContactConstraints>()
             .add_systems(

@@ -2,10 +2,11 @@
 
 use bevy::prelude::*;
 
-use super::{Anchors, JointBase, JointSolve, impl_joint};
+use super::{Anchors, JointBase, JointSolve, check_limits, clamp_range, impl_joint};
 use crate::math::{Scalar, Vector};
 use crate::solver::RigidBodyQueryItem;
 use crate::solver::xpbd::XpbdConstraint;
+use crate::validation::{Validate, join};
 
 /// Keeps the distance between two anchors at a rest length, or between limits. Rotation is
 /// free. Without [`with_rest_length`](Self::with_rest_length) or
@@ -44,17 +45,39 @@ impl DistanceJoint {
         self.with_limits(length, length)
     }
 
-    /// Keeps the anchors between `min` and `max` apart (negative values are treated as 0,
-    /// and the two are swapped if given in the wrong order).
+    /// Keeps the anchors between `min` and `max` apart. The two are swapped if given in the
+    /// wrong order. When the joint enters the world, a negative end is replaced by 0 and a
+    /// NaN end removes the limits (the joint then keeps its starting distance), each with a
+    /// warning.
     pub fn with_limits(mut self, min: Scalar, max: Scalar) -> Self {
-        let (min, max) = (min.max(0.0), max.max(0.0));
-        self.limits = Some(super::ordered(min, max));
+        self.limits = Some((min, max));
         self
+    }
+
+    /// Replaces negative ends by 0.
+    fn check_negative(&mut self) -> Option<String> {
+        let (min, max) = self.limits?;
+        if min >= 0.0 && max >= 0.0 {
+            return None;
+        }
+        self.limits = Some((min.max(0.0), max.max(0.0)));
+        Some(format!(
+            "limits ({min}, {max}) are negative; using 0 for a negative end"
+        ))
     }
 
     /// The allowed range of distances, once known.
     pub fn limits(&self) -> Option<(Scalar, Scalar)> {
         self.limits
+    }
+}
+
+impl Validate for DistanceJoint {
+    fn validate(&mut self) -> Option<String> {
+        let base = self.base.validate();
+        // NaN first: a NaN end removes the limits, so it is not also called negative.
+        let range = check_limits(&mut self.limits, "limits");
+        join([base, range, self.check_negative()])
     }
 }
 
@@ -81,7 +104,7 @@ impl XpbdConstraint<2> for DistanceJoint {
         let anchors = Anchors::new(&base, b1, b2);
         let offset = anchors.p1 - anchors.p2;
         let length = offset.length();
-        let target = length.clamp(min, max);
+        let target = clamp_range(length, min, max);
         if length != target {
             // Anchors on top of each other have no direction: push apart along world Y.
             let direction = if length > Scalar::EPSILON {

@@ -6,6 +6,7 @@ use super::{Anchors, JointBase, JointSolve, impl_joint};
 use crate::math::{Quaternion, Scalar, Vector, rotation_vector};
 use crate::solver::RigidBodyQueryItem;
 use crate::solver::xpbd::XpbdConstraint;
+use crate::validation::Validate;
 
 /// Welds two bodies together: the anchors coincide and the relative rotation stays what it was
 /// when the joint was first solved (or the one given by [`FixedJoint::with_relative_rotation`]).
@@ -44,6 +45,12 @@ impl FixedJoint {
     pub fn with_relative_rotation(mut self, rotation: Quaternion) -> Self {
         self.relative_rotation = Some(rotation.normalize());
         self
+    }
+}
+
+impl Validate for FixedJoint {
+    fn validate(&mut self) -> Option<String> {
+        self.base.validate()
     }
 }
 

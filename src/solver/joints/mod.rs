@@ -59,6 +59,7 @@ use crate::schedule::{
     PhysicsSchedule, PhysicsStepSet, SolverSet, SubstepSchedule, SubstepSolverSet,
 };
 use crate::solver::rows::solve_velocity_constraint;
+use crate::validation::{Validate, ValidationApp, check, join, non_negative};
 
 /// What every joint has: its bodies, anchors, compliance, damping, break force and state.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -126,6 +127,119 @@ impl JointBase {
     }
 }
 
+impl Validate for JointBase {
+    fn validate(&mut self) -> Option<String> {
+        let why = "is not a finite number ≥ 0";
+        join([
+            check_anchor(&mut self.local_anchor1, "local anchor 1"),
+            check_anchor(&mut self.local_anchor2, "local anchor 2"),
+            check(&mut self.compliance, non_negative, "compliance", why, 0.0),
+            check(
+                &mut self.linear_damping,
+                non_negative,
+                "linear damping",
+                why,
+                0.0,
+            ),
+            check(
+                &mut self.angular_damping,
+                non_negative,
+                "angular damping",
+                why,
+                0.0,
+            ),
+            check_break_force(&mut self.break_force),
+        ])
+    }
+}
+
+/// A non-finite anchor is replaced by the body origin.
+fn check_anchor(anchor: &mut Vector, what: &str) -> Option<String> {
+    if anchor.is_finite() {
+        return None;
+    }
+    let message = format!("{what} {anchor} is not finite; using the body origin");
+    *anchor = Vector::ZERO;
+    Some(message)
+}
+
+/// A NaN or negative break force is dropped: the joint never breaks.
+fn check_break_force(break_force: &mut Option<Scalar>) -> Option<String> {
+    let force = (*break_force)?;
+    if force >= 0.0 {
+        return None;
+    }
+    *break_force = None;
+    Some(format!(
+        "break force {force} is NaN or negative; the joint never breaks"
+    ))
+}
+
+/// A zero-length or non-finite joint axis is replaced by `default`; a usable one is
+/// normalised.
+pub(crate) fn check_axis(axis: &mut Vector, what: &str, default: Vector) -> Option<String> {
+    if let Some(unit) = axis.try_normalize() {
+        *axis = unit;
+        return None;
+    }
+    let message = format!("{what} {axis} has no direction; using {default}");
+    *axis = default;
+    Some(message)
+}
+
+/// Orders a limit range, or removes it (returning the problem) if it has a NaN end or no
+/// real number lies in it.
+pub(crate) fn check_limits(limits: &mut Option<(Scalar, Scalar)>, what: &str) -> Option<String> {
+    let (a, b) = (*limits)?;
+    let (min, max) = (a.min(b), a.max(b));
+    if a.is_nan() || b.is_nan() || min == Scalar::INFINITY || max == Scalar::NEG_INFINITY {
+        *limits = None;
+        return Some(format!(
+            "{what} ({a}, {b}) are not a usable range; no limit"
+        ));
+    }
+    *limits = Some((min, max));
+    None
+}
+
+/// Checks a motor: a non-finite target removes it; a NaN or negative force limit is 0 (no
+/// force); a bad position compliance is 0.
+pub(crate) fn check_motor(motor: &mut Option<JointMotor>) -> Option<String> {
+    let m = motor.as_mut()?;
+    let target = match m.target {
+        MotorTarget::Velocity(speed) => speed,
+        MotorTarget::Position { target, .. } => target,
+    };
+    if !target.is_finite() {
+        *motor = None;
+        return Some(format!(
+            "motor target {target} is not finite; motor removed"
+        ));
+    }
+    let why = "is not a finite number ≥ 0";
+    let compliance = match &mut m.target {
+        MotorTarget::Position { compliance, .. } => {
+            check(compliance, non_negative, "motor compliance", why, 0.0)
+        }
+        MotorTarget::Velocity(_) => None,
+    };
+    let force = check(
+        &mut m.max_force,
+        |f| f >= 0.0,
+        "motor max_force",
+        "is NaN or negative",
+        0.0,
+    );
+    join([compliance, force])
+}
+
+/// `value` limited to `[min, max]`; unlike `f32::clamp` it never panics (a NaN bound is no
+/// bound).
+#[inline]
+pub(crate) fn clamp_range(value: Scalar, min: Scalar, max: Scalar) -> Scalar {
+    value.max(min).min(max)
+}
+
 /// Builders and readouts shared by every joint.
 pub trait Joint: Component<Mutability = Mutable> + XpbdConstraint<2> + Sized {
     /// The shared joint data.
@@ -143,22 +257,24 @@ pub trait Joint: Component<Mutability = Mutable> + XpbdConstraint<2> + Sized {
         self.base_mut().local_anchor2 = anchor;
         self
     }
-    /// Sets the compliance (inverse stiffness); 0 is rigid. Negative values are treated as 0.
+    /// Sets the compliance (inverse stiffness); 0 is rigid. A negative or non-finite value is
+    /// replaced by 0 with a warning when the joint enters the world.
     fn with_compliance(mut self, compliance: Scalar) -> Self {
-        self.base_mut().compliance = compliance.max(0.0);
+        self.base_mut().compliance = compliance;
         self
     }
-    /// Damps the relative linear velocity of the anchors, 1/s.
+    /// Damps the relative linear velocity of the anchors, 1/s (finite and ≥ 0, else 0).
     fn with_linear_velocity_damping(mut self, damping: Scalar) -> Self {
-        self.base_mut().linear_damping = damping.max(0.0);
+        self.base_mut().linear_damping = damping;
         self
     }
-    /// Damps the relative angular velocity of the bodies, 1/s.
+    /// Damps the relative angular velocity of the bodies, 1/s (finite and ≥ 0, else 0).
     fn with_angular_velocity_damping(mut self, damping: Scalar) -> Self {
-        self.base_mut().angular_damping = damping.max(0.0);
+        self.base_mut().angular_damping = damping;
         self
     }
-    /// Breaks the joint when the force it applies exceeds `force` newtons.
+    /// Breaks the joint when the force it applies exceeds `force` newtons. A NaN or negative
+    /// force is dropped with a warning (the joint then never breaks).
     fn with_break_force(mut self, force: Scalar) -> Self {
         self.base_mut().break_force = Some(force);
         self
@@ -200,6 +316,12 @@ impl Plugin for JointPlugin {
     fn build(&self, app: &mut App) {
         app.add_message::<JointBroken>()
             .init_resource::<XpbdIterations>()
+            .validate_resource::<XpbdIterations>()
+            .validate_component::<FixedJoint>()
+            .validate_component::<PrismaticJoint>()
+            .validate_component::<RevoluteJoint>()
+            .validate_component::<SphericalJoint>()
+            .validate_component::<DistanceJoint>()
             .add_observer(wake_joined_on_add::<FixedJoint>)
             .add_observer(wake_joined_on_add::<PrismaticJoint>)
             .add_observer(wake_joined_on_add::<RevoluteJoint>)
@@ -593,7 +715,7 @@ impl JointSolve {
         compliance: Scalar,
     ) {
         let angle = signed_angle(a, b, axis);
-        let excess = angle - angle.clamp(min, max);
+        let excess = angle - clamp_range(angle, min, max);
         if excess != 0.0 {
             // Body 2 is turned `excess` too far about `axis`: body 1 is turned `-excess`.
             self.angle(b1, b2, -excess * axis, lagrange, compliance);
@@ -632,7 +754,11 @@ fn clamped_update(
     h: Scalar,
     max: Scalar,
 ) -> Scalar {
-    let new = (*lagrange + lagrange_update(*lagrange, c, w, compliance, h)).clamp(-max, max);
+    let new = clamp_range(
+        *lagrange + lagrange_update(*lagrange, c, w, compliance, h),
+        -max,
+        max,
+    );
     let change = new - *lagrange;
     *lagrange = new;
     change
@@ -651,11 +777,6 @@ fn point_inverse_mass(body: &RigidBodyQueryItem, r: Vector) -> Matrix3 {
     );
     Matrix3::from_diagonal(body.effective_inverse_mass())
         - skew * body.effective_world_inv_inertia() * skew
-}
-
-/// A limit range with its ends in order.
-pub(crate) fn ordered(a: Scalar, b: Scalar) -> (Scalar, Scalar) {
-    (a.min(b), a.max(b))
 }
 
 /// `angle` wrapped into `(-π, π]`.
@@ -786,16 +907,17 @@ impl JointMotor {
         }
     }
 
-    /// Limits the motor's force (or torque).
+    /// Limits the motor's force (or torque). A NaN or negative limit is replaced by 0 (the
+    /// motor applies no force) with a warning when the joint enters the world.
     pub fn with_max_force(mut self, max_force: Scalar) -> Self {
-        self.max_force = max_force.max(0.0);
+        self.max_force = max_force;
         self
     }
 
-    /// Sets the compliance of a position motor's spring.
+    /// Sets the compliance of a position motor's spring (finite and ≥ 0, else 0).
     pub fn with_compliance(mut self, compliance: Scalar) -> Self {
         if let MotorTarget::Position { compliance: c, .. } = &mut self.target {
-            *c = compliance.max(0.0);
+            *c = compliance;
         }
         self
     }

@@ -2,10 +2,14 @@
 
 use bevy::prelude::*;
 
-use super::{Anchors, JointBase, JointMotor, JointSolve, MotorTarget, impl_joint};
+use super::{
+    Anchors, JointBase, JointMotor, JointSolve, MotorTarget, check_axis, check_limits, check_motor,
+    clamp_range, impl_joint,
+};
 use crate::math::{Quaternion, Scalar, Vector, rotation_vector};
 use crate::solver::RigidBodyQueryItem;
 use crate::solver::xpbd::XpbdConstraint;
+use crate::validation::{Validate, join};
 
 /// A slider: body 2 moves only along the free axis (in body 1's frame, default X) and keeps
 /// the relative rotation it had when the joint was first solved.
@@ -55,15 +59,17 @@ impl PrismaticJoint {
         }
     }
 
-    /// Sets the axis body 2 may slide along, in body 1's frame.
+    /// Sets the axis body 2 may slide along, in body 1's frame (normalised when the joint
+    /// enters the world; a zero or non-finite axis is replaced by X with a warning).
     pub fn with_free_axis(mut self, axis: Vector) -> Self {
-        self.free_axis = axis.try_normalize().unwrap_or(Vector::X);
+        self.free_axis = axis;
         self
     }
 
-    /// Limits the slider position to `[min, max]` metres.
+    /// Limits the slider position to `[min, max]` metres (swapped if given in the wrong
+    /// order; a NaN end removes the limit, with a warning).
     pub fn with_limits(mut self, min: Scalar, max: Scalar) -> Self {
-        self.limits = Some(super::ordered(min, max));
+        self.limits = Some((min, max));
         self
     }
 
@@ -81,6 +87,17 @@ impl PrismaticJoint {
     /// The slider position at the last solve, m.
     pub fn position(&self) -> Scalar {
         self.position
+    }
+}
+
+impl Validate for PrismaticJoint {
+    fn validate(&mut self) -> Option<String> {
+        join([
+            self.base.validate(),
+            check_axis(&mut self.free_axis, "free axis", Vector::X),
+            check_limits(&mut self.limits, "limits"),
+            check_motor(&mut self.motor),
+        ])
     }
 }
 
@@ -124,7 +141,7 @@ impl XpbdConstraint<2> for PrismaticJoint {
         let anchors = Anchors::new(&self.base, b1, b2);
         self.position = (anchors.p2 - anchors.p1).dot(axis);
         if let Some((min, max)) = self.limits {
-            let excess = (self.position.clamp(min, max) - self.position) * axis;
+            let excess = (clamp_range(self.position, min, max) - self.position) * axis;
             solve.position_clamped(
                 b1,
                 b2,

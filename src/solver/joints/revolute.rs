@@ -3,12 +3,13 @@
 use bevy::prelude::*;
 
 use super::{
-    Anchors, JointBase, JointMotor, JointSolve, MotorTarget, impl_joint, rotation_between,
-    signed_angle, wrap_angle,
+    Anchors, JointBase, JointMotor, JointSolve, MotorTarget, check_axis, check_limits, check_motor,
+    impl_joint, rotation_between, signed_angle, wrap_angle,
 };
 use crate::math::{Scalar, Vector};
 use crate::solver::RigidBodyQueryItem;
 use crate::solver::xpbd::XpbdConstraint;
+use crate::validation::{Validate, join};
 
 /// A hinge: the anchors coincide and the bodies only turn about the aligned axis (given in each
 /// body's frame, default Z).
@@ -57,15 +58,17 @@ impl RevoluteJoint {
         }
     }
 
-    /// Sets the hinge axis, in each body's frame.
+    /// Sets the hinge axis, in each body's frame (normalised when the joint enters the world;
+    /// a zero or non-finite axis is replaced by Z with a warning).
     pub fn with_aligned_axis(mut self, axis: Vector) -> Self {
-        self.aligned_axis = axis.try_normalize().unwrap_or(Vector::Z);
+        self.aligned_axis = axis;
         self
     }
 
-    /// Limits the hinge angle to `[min, max]` radians.
+    /// Limits the hinge angle to `[min, max]` radians (swapped if given in the wrong order; a
+    /// NaN end removes the limit, with a warning).
     pub fn with_angle_limits(mut self, min: Scalar, max: Scalar) -> Self {
-        self.angle_limits = Some(super::ordered(min, max));
+        self.angle_limits = Some((min, max));
         self
     }
 
@@ -83,6 +86,17 @@ impl RevoluteJoint {
     /// The hinge angle at the last solve, rad.
     pub fn angle(&self) -> Scalar {
         self.angle
+    }
+}
+
+impl Validate for RevoluteJoint {
+    fn validate(&mut self) -> Option<String> {
+        join([
+            self.base.validate(),
+            check_axis(&mut self.aligned_axis, "aligned axis", Vector::Z),
+            check_limits(&mut self.angle_limits, "angle limits"),
+            check_motor(&mut self.motor),
+        ])
     }
 }
 

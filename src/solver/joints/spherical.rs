@@ -2,10 +2,11 @@
 
 use bevy::prelude::*;
 
-use super::{Anchors, JointBase, JointSolve, impl_joint};
+use super::{Anchors, JointBase, JointSolve, check_axis, check_limits, impl_joint};
 use crate::math::{Scalar, Vector};
 use crate::solver::RigidBodyQueryItem;
 use crate::solver::xpbd::XpbdConstraint;
+use crate::validation::{Validate, join};
 
 /// Joins two anchors at a point; the bodies turn freely about it.
 ///
@@ -56,29 +57,59 @@ impl SphericalJoint {
     }
 
     /// Sets the swing axis (in each body's frame); the twist axis is made perpendicular to it.
+    /// A zero or non-finite swing axis is replaced by Y, with a warning, when the joint enters
+    /// the world.
     pub fn with_swing_axis(mut self, axis: Vector) -> Self {
-        self.swing_axis = axis.try_normalize().unwrap_or(Vector::Y);
-        self.twist_axis = perpendicular(self.twist_axis, self.swing_axis);
+        self.swing_axis = axis;
+        if let Some(unit) = axis.try_normalize() {
+            self.swing_axis = unit;
+            self.twist_axis = perpendicular(self.twist_axis, unit);
+        }
         self
     }
 
     /// Sets the twist reference axis (in each body's frame), made perpendicular to the swing
-    /// axis.
+    /// axis when the joint enters the world; an axis with no direction off the swing axis is
+    /// replaced by a perpendicular one, with a warning.
     pub fn with_twist_axis(mut self, axis: Vector) -> Self {
-        self.twist_axis = perpendicular(axis, self.swing_axis);
+        self.twist_axis = axis;
         self
     }
 
-    /// Limits the swing angle to `[min, max]` radians (swing is never negative).
+    /// Limits the swing angle to `[min, max]` radians (swing is never negative; a NaN end
+    /// removes the limit, with a warning).
     pub fn with_swing_limits(mut self, min: Scalar, max: Scalar) -> Self {
-        self.swing_limits = Some(super::ordered(min, max));
+        self.swing_limits = Some((min, max));
         self
     }
 
-    /// Limits the twist angle to `[min, max]` radians.
+    /// Limits the twist angle to `[min, max]` radians (a NaN end removes the limit, with a
+    /// warning).
     pub fn with_twist_limits(mut self, min: Scalar, max: Scalar) -> Self {
-        self.twist_limits = Some(super::ordered(min, max));
+        self.twist_limits = Some((min, max));
         self
+    }
+
+    /// Normalises the swing axis and makes the twist axis a unit vector perpendicular to it.
+    fn check_axes(&mut self) -> Option<String> {
+        let swing = check_axis(&mut self.swing_axis, "swing axis", Vector::Y);
+        let twist = (self.twist_axis - self.swing_axis * self.twist_axis.dot(self.swing_axis))
+            .try_normalize();
+        let twist = match twist {
+            Some(unit) => {
+                self.twist_axis = unit;
+                None
+            }
+            None => {
+                let message = format!(
+                    "twist axis {} has no direction off the swing axis; using a perpendicular one",
+                    self.twist_axis
+                );
+                self.twist_axis = self.swing_axis.any_orthonormal_vector();
+                Some(message)
+            }
+        };
+        join([swing, twist])
     }
 }
 
@@ -88,6 +119,17 @@ fn perpendicular(axis: Vector, normal: Vector) -> Vector {
     (axis - normal * axis.dot(normal))
         .try_normalize()
         .unwrap_or_else(|| normal.any_orthonormal_vector())
+}
+
+impl Validate for SphericalJoint {
+    fn validate(&mut self) -> Option<String> {
+        join([
+            self.base.validate(),
+            self.check_axes(),
+            check_limits(&mut self.swing_limits, "swing limits"),
+            check_limits(&mut self.twist_limits, "twist limits"),
+        ])
+    }
 }
 
 impl XpbdConstraint<2> for SphericalJoint {

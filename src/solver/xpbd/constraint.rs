@@ -290,7 +290,7 @@ pub fn solve_constraint<C, const ENTITY_COUNT: usize>(
 }
 
 /// How many Gauss–Seidel passes over the XPBD constraints (joints and user constraints) each
-/// substep makes. Default 4.
+/// substep makes. Default 4; 0 is replaced by 1 with a warning.
 ///
 /// One pass per substep is plain XPBD. A heavy load hanging through many joints (long chains,
 /// joint grids) needs its correction carried through the whole structure every substep, which
@@ -303,6 +303,15 @@ pub struct XpbdIterations(pub u32);
 impl Default for XpbdIterations {
     fn default() -> Self {
         Self(4)
+    }
+}
+
+impl crate::validation::Validate for XpbdIterations {
+    fn validate(&mut self) -> Option<String> {
+        (self.0 == 0).then(|| {
+            self.0 = 1;
+            "0 passes cannot solve anything; using 1".to_string()
+        })
     }
 }
 

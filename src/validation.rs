@@ -1,0 +1,178 @@
+//! Input validation: what the engine does with values it cannot use.
+//!
+//! Every public component, resource and builder value is checked where it enters the
+//! simulation: in [`PhysicsStepSet::Prepare`](crate::PhysicsStepSet::Prepare), whenever it
+//! was added or changed since the last step. A value the engine cannot use is reported once
+//! per entity with a `warn!` naming the entity (or the resource) and the value, then replaced
+//! by the fallback below; the rest of the world simulates as if nothing happened. Where the
+//! fallback is written back into the component, a system that reads the component afterwards
+//! sees the value the engine uses. Builders keep what they are given, so that the warning can
+//! name the entity the value ends up on. Nothing in this table panics.
+//!
+//! | input | rejected | fallback |
+//! | --- | --- | --- |
+//! | [`Friction`](crate::Friction) coefficient | NaN, +∞ | 0.5 (the default), written back |
+//! | | negative (−∞ too) | 0, written back |
+//! | [`Restitution`](crate::Restitution) coefficient | NaN, ±∞, negative | 0 (the default), written back |
+//! | [`ColliderDensity`](crate::ColliderDensity) | NaN, ±∞, negative | 1000 kg/m³ (the default), written back. Zero is valid: the collider adds no mass |
+//! | [`Mass`](crate::Mass) | NaN, ±∞, zero, negative | the mass from the colliders (kept in the component, ignored) |
+//! | [`CenterOfMass`](crate::CenterOfMass) | NaN, ±∞ | the centre of mass from the colliders (kept, ignored) |
+//! | inertia from colliders | not finite (degenerate shapes) | a unit sphere's inertia for the body's mass |
+//! | [`Collider`](crate::Collider) | zero size, non-finite size, invalid mesh | the collider is ignored until replaced (the body keeps a mass; see [`mass`](crate::body::mass)) |
+//! | a part of [`Collider::compound`](crate::Collider::compound) | invalid, zero-size, composite | that part is dropped; the others collide and give mass |
+//! | [`LinearDamping`](crate::LinearDamping), [`AngularDamping`](crate::AngularDamping) | NaN, ±∞, negative | 0, written back |
+//! | [`GravityScale`](crate::GravityScale) | NaN, ±∞ (negative is allowed) | 1, written back |
+//! | [`ConstantForce`](crate::ConstantForce), [`ConstantTorque`](crate::ConstantTorque) | any non-finite component | zero, written back |
+//! | [`ExternalImpulse`](crate::ExternalImpulse) | any non-finite component | ignored (cleared) |
+//! | [`Position`](crate::Position), [`Rotation`](crate::Rotation), [`Transform`] of a body | non-finite, zero-length rotation | the last valid pose (the origin before the first) |
+//! | [`LinearVelocity`](crate::LinearVelocity), [`AngularVelocity`](crate::AngularVelocity) | any non-finite component | both reset to zero |
+//! | joint anchors ([`Joint::with_local_anchor_1`](crate::Joint::with_local_anchor_1), `_2`) | any non-finite component | the body origin, written back |
+//! | joint compliance ([`Joint::with_compliance`](crate::Joint::with_compliance)) | NaN, ±∞, negative | 0 (rigid), written back |
+//! | joint velocity damping ([`Joint::with_linear_velocity_damping`](crate::Joint::with_linear_velocity_damping), angular) | NaN, ±∞, negative | 0, written back |
+//! | joint break force ([`Joint::with_break_force`](crate::Joint::with_break_force)) | NaN, negative | none (the joint never breaks), written back |
+//! | joint axes (revolute aligned, prismatic free, spherical swing and twist) | zero length, non-finite | the default axis, written back |
+//! | joint limits (angle, distance, swing, twist) | a NaN end, an empty range (`min = +∞` or `max = −∞`) | no limit (a distance joint keeps its starting distance), written back |
+//! | | ends in the wrong order | swapped (not an error) |
+//! | | a negative distance | 0, written back |
+//! | [`JointMotor`](crate::JointMotor) `max_force` | NaN, negative | 0 (the motor applies no force), written back |
+//! | [`JointMotor`](crate::JointMotor) target | NaN, ±∞ | the motor is removed |
+//! | [`JointMotor`](crate::JointMotor) position compliance | NaN, ±∞, negative | 0, written back |
+//! | [`D6Joint`](crate::D6Joint) limits and drives | NaN, `min > max`, negative force limit | the row is skipped with a warning (see [`rows`](crate::solver::rows)) |
+//! | joints and constraints naming entities | a missing or non-body entity, the same entity twice | the constraint is skipped |
+//! | [`Gravity`](crate::Gravity) | any non-finite component | `(0, −9.81, 0)` (the default), written back |
+//! | [`SubstepCount`](crate::SubstepCount) | 0; more than [`MAX_SUBSTEPS`] | 1; [`MAX_SUBSTEPS`], written back |
+//! | [`XpbdIterations`](crate::solver::xpbd::XpbdIterations) | 0 | 1, written back |
+//! | [`SolverConfig`](crate::SolverConfig) fields | NaN, ±∞, negative; zero for `contact_frequency` and `static_stiffness_factor` | that field's default, written back |
+//! | [`SleepThreshold`](crate::SleepThreshold) fields | NaN, negative (+∞ is allowed) | that field's default, written back |
+//! | timestep (the parent schedule's `Time` delta) | zero (a paused clock) | the step is skipped (no warning: pausing is not an error) |
+//!
+//! Why write fallbacks back: the component then says what the engine does, and a value fixed
+//! once is not reported again. `Mass` and `CenterOfMass` are the exception: there is no value
+//! that means "use the colliders'", so the bad value stays and is ignored until it changes.
+
+use bevy::ecs::component::Mutable;
+use bevy::ecs::entity::EntityHashSet;
+use bevy::prelude::*;
+
+use crate::schedule::PhysicsSchedule;
+
+/// The most substeps a step runs; a larger [`SubstepCount`](crate::SubstepCount) is capped
+/// here (with a warning), so a mistyped count cannot hang the app.
+pub const MAX_SUBSTEPS: u32 = 256;
+
+/// The validation systems: first in [`PhysicsStepSet::Prepare`](crate::PhysicsStepSet::Prepare),
+/// before the transform sync and the mass update read what they check.
+#[derive(SystemSet, Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct ValidationSet;
+
+/// Registers validation systems in [`ValidationSet`].
+pub(crate) trait ValidationApp {
+    /// Validates every added or changed `T` component.
+    fn validate_component<T: Component<Mutability = Mutable> + Validate>(&mut self) -> &mut Self;
+    /// Validates the resource `R` whenever it changes.
+    fn validate_resource<R: Resource<Mutability = Mutable> + Validate>(&mut self) -> &mut Self;
+}
+
+impl ValidationApp for App {
+    fn validate_component<T: Component<Mutability = Mutable> + Validate>(&mut self) -> &mut Self {
+        self.add_systems(
+            PhysicsSchedule,
+            validate_components::<T>.in_set(ValidationSet),
+        )
+    }
+
+    fn validate_resource<R: Resource<Mutability = Mutable> + Validate>(&mut self) -> &mut Self {
+        self.add_systems(
+            PhysicsSchedule,
+            validate_resource::<R>.in_set(ValidationSet),
+        )
+    }
+}
+
+/// A value that can check itself and fall back to something usable.
+pub(crate) trait Validate {
+    /// Replaces what cannot be used by its fallback and returns a description of what was
+    /// wrong (the value and the fallback), or returns `None` if the value is usable.
+    fn validate(&mut self) -> Option<String>;
+}
+
+/// Checks every added or changed `T`, repairing it in place (without marking it changed
+/// again) and warning once per entity.
+pub(crate) fn validate_components<T: Component<Mutability = Mutable> + Validate>(
+    mut items: Query<(Entity, &mut T), Changed<T>>,
+    mut removed: RemovedComponents<T>,
+    mut warned: Local<EntityHashSet>,
+) {
+    for entity in removed.read() {
+        warned.remove(&entity);
+    }
+    for (entity, mut item) in &mut items {
+        if let Some(problem) = item.bypass_change_detection().validate()
+            && warned.insert(entity)
+        {
+            warn!("{entity}: {problem}");
+        }
+    }
+}
+
+/// Checks the resource `R` whenever it changes, repairing it in place and warning once.
+pub(crate) fn validate_resource<R: Resource<Mutability = Mutable> + Validate>(
+    resource: Option<ResMut<R>>,
+    mut warned: Local<bool>,
+) {
+    let Some(mut resource) = resource else {
+        return;
+    };
+    if !resource.is_changed() {
+        return;
+    }
+    if let Some(problem) = resource.bypass_change_detection().validate()
+        && !std::mem::replace(&mut *warned, true)
+    {
+        warn!("{}: {problem}", short_type_name::<R>());
+    }
+}
+
+/// `R`'s name without its module path.
+fn short_type_name<R>() -> &'static str {
+    let name = std::any::type_name::<R>();
+    name.rsplit("::").next().unwrap_or(name)
+}
+
+/// Replaces `value` by `fallback` unless it passes `valid`, describing the change as
+/// "`what` `value` `why`; using `fallback`".
+pub(crate) fn check(
+    value: &mut f32,
+    valid: impl Fn(f32) -> bool,
+    what: &str,
+    why: &str,
+    fallback: f32,
+) -> Option<String> {
+    if valid(*value) {
+        return None;
+    }
+    let message = format!("{what} {} {why}; using {fallback}", *value);
+    *value = fallback;
+    Some(message)
+}
+
+/// Replaces a vector with a non-finite component by zero.
+pub(crate) fn check_vector(value: &mut bevy::math::Vec3, what: &str) -> Option<String> {
+    if value.is_finite() {
+        return None;
+    }
+    let message = format!("{what} {value} is not finite; using zero");
+    *value = bevy::math::Vec3::ZERO;
+    Some(message)
+}
+
+/// Finite and not negative.
+pub(crate) fn non_negative(value: f32) -> bool {
+    value.is_finite() && value >= 0.0
+}
+
+/// Joins the problems found in one value, or `None` if there were none.
+pub(crate) fn join(problems: impl IntoIterator<Item = Option<String>>) -> Option<String> {
+    let all: Vec<String> = problems.into_iter().flatten().collect();
+    (!all.is_empty()).then(|| all.join("; "))
+}
