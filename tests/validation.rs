@@ -652,3 +652,69 @@ fn bad_solver_and_sleep_settings_are_reported_and_replaced() {
     assert!(is_sleeping(&app, ball));
     world_is_healthy(&mut app, w, 64);
 }
+
+/// Records what a custom constraint reads of its one body on the first solve.
+#[derive(Component)]
+struct Observer {
+    body: Entity,
+    seen: Option<(Entity, RigidBody, f32, Vec3, LockedAxes, Vec3)>,
+}
+
+impl XpbdConstraint<1> for Observer {
+    fn entities(&self) -> [Entity; 1] {
+        [self.body]
+    }
+    fn clear_lagrange_multipliers(&mut self) {}
+    fn solve(&mut self, [body]: [&mut RigidBodyQueryItem; 1], _dt: f32) {
+        self.seen.get_or_insert((
+            body.entity(),
+            body.rb(),
+            body.inverse_mass(),
+            body.center_of_mass(),
+            body.locked_axes(),
+            body.start_position(),
+        ));
+    }
+}
+
+impl bevy::ecs::entity::MapEntities for Observer {
+    fn map_entities<M: bevy::ecs::entity::EntityMapper>(&mut self, mapper: &mut M) {
+        self.body = mapper.get_mapped(self.body);
+    }
+}
+
+#[test]
+fn custom_constraints_read_the_body_description_through_accessors() {
+    // `position` and `locked_axes` were public fields whose writes had no effect; the body's
+    // description is now read-only (a write does not compile: see the `compile_fail` example
+    // on `RigidBodyQueryItem`).
+    let mut app = app();
+    app.add_systems(
+        SubstepSchedule,
+        solve_constraint::<Observer, 1>.in_set(SubstepSolverSet::SolveUserConstraints),
+    );
+    let locked = LockedAxes::new().lock_rotation_x().lock_translation_z();
+    let body = spawn(
+        &mut app,
+        (
+            RigidBody::Dynamic,
+            Collider::sphere(0.5),
+            Mass(2.0),
+            CenterOfMass(Vec3::new(0.0, 0.1, 0.0)),
+            locked,
+            Transform::from_xyz(1.0, 2.0, 3.0),
+        ),
+    );
+    let observer = spawn(&mut app, Observer { body, seen: None });
+    step(&mut app, 1);
+    let seen = app.world().get::<Observer>(observer).unwrap().seen;
+    let expected = (
+        body,
+        RigidBody::Dynamic,
+        0.5,
+        Vec3::new(0.0, 0.1, 0.0),
+        locked,
+        Vec3::new(1.0, 2.0, 3.0),
+    );
+    assert_eq!(seen, Some(expected));
+}

@@ -38,7 +38,7 @@ impl XpbdConstraint<2> for TutorialDistance {
         let length = x12.length();
         let c = length - self.rest_length;
         let n = x12 / length;
-        let (w1, w2) = (p1.inverse_mass, p2.inverse_mass);
+        let (w1, w2) = (p1.inverse_mass(), p2.inverse_mass());
         let delta = self.compute_lagrange_update(self.lagrange, c, &[w1, w2], self.compliance, dt);
         self.lagrange += delta;
         p1.accumulated_translation += delta * w1 * n;
