@@ -11,6 +11,8 @@ pub mod sleeping;
 pub use mass::{CenterOfMass, ColliderDensity, ComputedMass, Mass};
 pub use sleeping::{SleepThreshold, Sleeping, SleepingDisabled};
 
+use bevy::ecs::lifecycle::HookContext;
+use bevy::ecs::world::DeferredWorld;
 use bevy::prelude::*;
 
 use crate::math::{Quaternion, Scalar, Vector};
@@ -18,10 +20,16 @@ use crate::validation::{Validate, check, check_vector, non_negative};
 
 /// The kind of a rigid body. Required on every body entity.
 ///
+/// When it is added, the body's pose and mass are filled at once: a non-identity
+/// [`Transform`] sets [`Position`] and [`Rotation`] (otherwise they set the `Transform`), and
+/// [`ComputedMass`] is computed from the colliders, so systems that run right after the spawn
+/// read real values instead of defaults.
+///
 /// - `Dynamic` bodies are moved by forces, contacts and joints.
 /// - `Static` bodies never move and have infinite mass.
 /// - `Kinematic` bodies move only by their velocity, push dynamic bodies, and are never pushed.
 #[derive(Component, Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[component(on_add = on_add_body)]
 #[require(
     Position,
     Rotation,
@@ -276,6 +284,14 @@ pub struct PoseSync {
     pub(crate) translation: Vector,
     pub(crate) rotation: Quaternion,
     pub(crate) initialized: bool,
+}
+
+/// Hook of [`RigidBody`]: agree the pose between `Transform` and `Position`/`Rotation` now
+/// (by the rule of the first step, see [`sync`](crate::sync)) and compute the mass.
+fn on_add_body(mut world: DeferredWorld, context: HookContext) {
+    let entity = context.entity;
+    crate::sync::sync_pose_on_spawn(&mut world, entity);
+    mass::queue_mass_refresh(&mut world, entity, None);
 }
 
 /// Bodies whose velocity changed since the last step.
