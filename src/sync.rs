@@ -104,7 +104,10 @@ pub(crate) fn transform_to_position(
             user_pose(transform, &position, &rotation, &sync);
         if !new_position.is_finite() || !is_finite_quat(new_rotation) {
             if warned.insert(entity) {
-                warn!("{entity}: non-finite position or rotation; keeping its last valid pose");
+                warn!(
+                    "{entity}: non-finite pose (position {new_position}, rotation {new_rotation}); \
+                     keeping its last valid pose"
+                );
             }
             (new_position, new_rotation) = if sync.initialized {
                 (sync.translation, sync.rotation)

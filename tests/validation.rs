@@ -829,3 +829,59 @@ fn a_system_after_spawning_reads_pose_and_mass() {
     assert_eq!(seen.0, Vec3::new(0.0, 3.0, 0.0));
     assert!((seen.1 - 7.0).abs() <= 1e-5, "mass {}", seen.1);
 }
+
+#[test]
+fn bad_d6_joint_values_are_reported_and_replaced() {
+    // A NaN limit end silently made a locked range (NaN.min(x) = x), a NaN force limit became
+    // 0 without a word, and a zero basis became NaN rows.
+    let ((mut app, [limited, frame], w), warnings) = capture_warnings(|| {
+        let mut app = app();
+        let w = witness(&mut app);
+        let (limited, _) = pendulum(&mut app, 0.0, |a, b| {
+            D6Joint::new(a, b)
+                .with_local_anchor_2(Vec3::new(-1.0, 0.0, 0.0))
+                .with_limit(D6Axis::Twist, f32::NAN, 0.5)
+                .with_drive(D6Axis::X, D6Drive::motor(f32::NAN))
+        });
+        let (frame, _) = pendulum(&mut app, 4.0, |a, b| {
+            D6Joint::new(a, b).with_local_basis_1(Quat::from_xyzw(0.0, 0.0, 0.0, 0.0))
+        });
+        step(&mut app, 8);
+        (app, [limited, frame], w)
+    });
+    warned_once(&warnings, limited, "NaN");
+    warned_once(&warnings, frame, "basis");
+    let joint = app.world().get::<D6Joint>(limited).unwrap();
+    assert_eq!(joint.motions[D6Axis::Twist as usize], D6Motion::Free);
+    assert_eq!(joint.drives[D6Axis::X as usize].unwrap().max_force, 0.0);
+    let joint = app.world().get::<D6Joint>(frame).unwrap();
+    assert_eq!(joint.local_basis1, Quat::IDENTITY);
+    world_is_healthy(&mut app, w, 8);
+}
+
+#[test]
+fn bad_impulse_is_reported_once_and_ignored() {
+    // Each bad impulse was reported, without its value.
+    let ((mut app, ball, w), warnings) = capture_warnings(|| {
+        let mut app = app();
+        let w = witness(&mut app);
+        let ball = falling_ball(&mut app, 0.0, ());
+        for _ in 0..3 {
+            set(
+                &mut app,
+                ball,
+                ExternalImpulse::new(Vec3::new(f32::NAN, 1.0, 0.0)),
+            );
+            step(&mut app, 1);
+        }
+        step(&mut app, 29);
+        (app, ball, w)
+    });
+    warned_once(&warnings, ball, "NaN");
+    let (y, expected) = (position(&app, ball).y, free_fall(WITNESS_Y0, g(), 32));
+    assert!(
+        (y - expected).abs() <= 1e-3,
+        "ball at {y}, free fall gives {expected}"
+    );
+    world_is_healthy(&mut app, w, 32);
+}

@@ -121,7 +121,8 @@ pub struct ConstantForce(pub Vector);
 #[derive(Component, Clone, Copy, Debug, Default, PartialEq, Deref, DerefMut)]
 pub struct ConstantTorque(pub Vector);
 
-/// One-off impulses applied at the start of the next step, then cleared.
+/// One-off impulses applied at the start of the next step, then cleared. An impulse with a
+/// non-finite component is ignored (cleared) with a warning.
 ///
 /// ```
 /// # use impetus3d::prelude::*;
@@ -271,6 +272,20 @@ impl Validate for ConstantForce {
     }
 }
 
+impl Validate for ExternalImpulse {
+    fn validate(&mut self) -> Option<String> {
+        if self.linear.is_finite() && self.angular.is_finite() {
+            return None;
+        }
+        let message = format!(
+            "ExternalImpulse (linear {}, angular {}) is not finite; ignored",
+            self.linear, self.angular
+        );
+        *self = Self::default();
+        Some(message)
+    }
+}
+
 impl Validate for ConstantTorque {
     fn validate(&mut self) -> Option<String> {
         check_vector(&mut self.0, "ConstantTorque")
@@ -303,7 +318,10 @@ pub(crate) fn reject_non_finite_velocities(
 ) {
     for (entity, mut v, mut w) in &mut bodies {
         if !v.0.is_finite() || !w.0.is_finite() {
-            warn!("{entity}: non-finite velocity; reset to zero");
+            warn!(
+                "{entity}: non-finite velocity (linear {}, angular {}); reset to zero",
+                v.0, w.0
+            );
             v.0 = Vector::ZERO;
             w.0 = Vector::ZERO;
         }

@@ -322,6 +322,7 @@ impl Plugin for JointPlugin {
             .validate_component::<RevoluteJoint>()
             .validate_component::<SphericalJoint>()
             .validate_component::<DistanceJoint>()
+            .validate_component::<D6Joint>()
             .add_systems(
                 SubstepSchedule,
                 solve_joints.in_set(SubstepSolverSet::SolveXpbdConstraints),
