@@ -483,19 +483,27 @@ fn limit_row(row: ConstraintRow, error: Scalar, limit: &D6Limit) -> ConstraintRo
 
 impl Validate for D6Joint {
     fn validate(&mut self) -> Option<String> {
-        let mut problems = vec![
+        // Runs every step for every joint (the solver writes its impulses): nothing here
+        // allocates unless a value is bad.
+        let frames = join([
             check_frame(&mut self.local_anchor1, &mut self.local_basis1, "frame 1"),
             check_frame(&mut self.local_anchor2, &mut self.local_basis2, "frame 2"),
-        ];
-        for axis in D6Axis::ALL {
+        ]);
+        let axes = D6Axis::ALL.map(|axis| {
             let i = axis as usize;
-            if self.motions[i] == D6Motion::Limited {
-                problems.push(check_limit(&mut self.limits[i], &mut self.motions[i], axis));
-            }
-            problems.push(check_drive(&mut self.drives[i], axis));
-            problems.push(check_target(self, i, axis));
-        }
-        join(problems)
+            let limit = if self.motions[i] == D6Motion::Limited {
+                check_limit(&mut self.limits[i], &mut self.motions[i])
+            } else {
+                None
+            };
+            let problems = join([
+                limit,
+                check_drive(&mut self.drives[i]),
+                check_target(self, i),
+            ]);
+            problems.map(|p| format!("{axis:?} {p}"))
+        });
+        join(std::iter::once(frames).chain(axes))
     }
 }
 
@@ -507,7 +515,10 @@ fn check_frame(anchor: &mut Vector, basis: &mut Quaternion, what: &str) -> Optio
         message
     });
     let basis_problem = if is_finite_quat(*basis) {
-        *basis = basis.normalize();
+        // Checked every step: a unit rotation is left bit for bit as it is.
+        if (basis.length_squared() - 1.0).abs() > 4.0 * Scalar::EPSILON {
+            *basis = basis.normalize();
+        }
         None
     } else {
         let message = format!("{what} basis {basis} is not a rotation; using the identity");
@@ -519,9 +530,9 @@ fn check_frame(anchor: &mut Vector, basis: &mut Quaternion, what: &str) -> Optio
 
 /// Orders a limit's ends, or frees the axis if an end is NaN or the range is empty; replaces
 /// bad softness and bounce values.
-fn check_limit(limit: &mut D6Limit, motion: &mut D6Motion, axis: D6Axis) -> Option<String> {
+fn check_limit(limit: &mut D6Limit, motion: &mut D6Motion) -> Option<String> {
     let mut range = Some((limit.min, limit.max));
-    if let Some(problem) = check_limits(&mut range, &format!("{axis:?} limits")) {
+    if let Some(problem) = check_limits(&mut range, "limits") {
         *motion = D6Motion::Free;
         return Some(format!("{problem} (the axis is free)"));
     }
@@ -555,10 +566,10 @@ fn check_limit(limit: &mut D6Limit, motion: &mut D6Motion, axis: D6Axis) -> Opti
 }
 
 /// Replaces a drive's bad stiffness or damping by 0 and a NaN or negative force limit by 0.
-fn check_drive(drive: &mut Option<D6Drive>, axis: D6Axis) -> Option<String> {
+fn check_drive(drive: &mut Option<D6Drive>) -> Option<String> {
     let drive = drive.as_mut()?;
     let why = "is not a finite number ≥ 0";
-    let problems = join([
+    join([
         check(
             &mut drive.stiffness,
             non_negative,
@@ -574,26 +585,25 @@ fn check_drive(drive: &mut Option<D6Drive>, axis: D6Axis) -> Option<String> {
             "is NaN or negative",
             0.0,
         ),
-    ]);
-    problems.map(|p| format!("{axis:?} {p}"))
+    ])
 }
 
 /// Replaces a non-finite drive target position or velocity by 0.
-fn check_target(joint: &mut D6Joint, i: usize, axis: D6Axis) -> Option<String> {
-    let what = format!("{axis:?} drive target");
+fn check_target(joint: &mut D6Joint, i: usize) -> Option<String> {
+    let why = "is not finite";
     join([
         check(
             &mut joint.drive_targets[i],
             Scalar::is_finite,
-            &what,
-            "is not finite",
+            "drive target",
+            why,
             0.0,
         ),
         check(
             &mut joint.drive_velocities[i],
             Scalar::is_finite,
-            &format!("{axis:?} drive velocity"),
-            "is not finite",
+            "drive velocity",
+            why,
             0.0,
         ),
     ])
