@@ -46,8 +46,8 @@ impl XpbdConstraint<2> for CustomConstraint {
     fn solve(&mut self, bodies: [&mut RigidBodyQueryItem; 2], dt: f32) {
         let [body1, body2] = bodies;
         // Anchor offsets from each centre of mass, in world space.
-        let r1 = body1.rotation * (self.local_anchor1 - body1.center_of_mass);
-        let r2 = body2.rotation * (self.local_anchor2 - body2.center_of_mass);
+        let r1 = body1.rotation * (self.local_anchor1 - body1.center_of_mass());
+        let r2 = body2.rotation * (self.local_anchor2 - body2.center_of_mass());
         let p1 = body1.current_center_of_mass() + r1;
         let p2 = body2.current_center_of_mass() + r2;
         // C = |p₁ − p₂| − length, gradient n for body 1 and −n for body 2.

@@ -53,9 +53,9 @@ impl XpbdConstraint<3> for PulleyRope {
         let (n1, n3) = (d1 / l1, d3 / l3);
         let gradients = [n1, -(n1 + n3), n3];
         let inverse_masses = [
-            weight1.inverse_mass,
-            pulley.inverse_mass,
-            weight3.inverse_mass,
+            weight1.inverse_mass(),
+            pulley.inverse_mass(),
+            weight3.inverse_mass(),
         ];
         let delta = self.compute_lagrange_update_with_gradients(
             self.lagrange,

@@ -83,9 +83,13 @@
 //!
 //! ## Bad input
 //!
-//! Non-finite poses or velocities, zero-size or invalid colliders, non-positive masses, and
-//! constraints naming missing entities are reported with `warn!` naming the entity and skipped
-//! or reset; the rest of the world keeps simulating. Despawning anything at any time is safe.
+//! Every public input is checked where it enters the step: non-finite poses or velocities,
+//! zero-size or invalid colliders, non-positive masses, bad friction, restitution, density,
+//! damping, joint limits, motors and compliance, gravity, substep count, and constraints
+//! naming missing entities are reported once with `warn!` naming the entity (or resource) and
+//! the value, then replaced by a documented fallback; nothing panics and the rest of the world
+//! keeps simulating. Despawning anything at any time is safe. The full table of inputs, what is
+//! rejected and the fallback is in [`validation`].
 
 #![warn(missing_docs)]
 

@@ -5,12 +5,15 @@
 //! whose `Position`/`Rotation` differ from the last exchange was moved through those instead.
 //! At the end of a step, moved bodies' poses are copied to their `Transform`.
 //!
-//! On the first step a body is seen, a non-identity `Transform` wins over `Position`/`Rotation`;
-//! otherwise the `Position`/`Rotation` the body was spawned with is used.
+//! When a body is spawned (its [`RigidBody`] added), a non-identity `Transform` wins over
+//! `Position`/`Rotation`; otherwise the `Position`/`Rotation` the body was spawned with is
+//! used. Both are set to the winner at once, so systems that run before the first step see
+//! the body where it is.
 //!
 //! Bodies are expected to be root entities (their `Transform` is their world pose).
 
 use bevy::ecs::entity::EntityHashSet;
+use bevy::ecs::world::DeferredWorld;
 use bevy::prelude::*;
 
 use crate::body::{PoseSync, Position, RigidBody, Rotation, Sleeping};
@@ -32,6 +35,44 @@ pub(crate) fn user_pose(
         (transform.translation, transform.rotation)
     } else {
         (position.0, rotation.0)
+    }
+}
+
+/// Agrees a new body's `Transform` and `Position`/`Rotation` at once, by the first-step rule
+/// of [`user_pose`], and marks them synchronised. A non-finite pose is left for the prepare
+/// stage to report.
+pub(crate) fn sync_pose_on_spawn(world: &mut DeferredWorld, entity: Entity) {
+    let parts = (
+        world.get::<Transform>(entity).copied(),
+        world.get::<Position>(entity).copied(),
+        world.get::<Rotation>(entity).copied(),
+        world.get::<PoseSync>(entity).copied(),
+    );
+    let (Some(transform), Some(position), Some(rotation), Some(sync)) = parts else {
+        return;
+    };
+    let (translation, rotation) = user_pose(&transform, &position, &rotation, &sync);
+    if !translation.is_finite() || !is_finite_quat(rotation) {
+        return;
+    }
+    let rotation = rotation.normalize();
+    let mut entity = world.entity_mut(entity);
+    if let Some(mut position) = entity.get_mut::<Position>() {
+        position.0 = translation;
+    }
+    if let Some(mut r) = entity.get_mut::<Rotation>() {
+        r.0 = rotation;
+    }
+    if let Some(mut t) = entity.get_mut::<Transform>() {
+        t.translation = translation;
+        t.rotation = rotation;
+    }
+    if let Some(mut s) = entity.get_mut::<PoseSync>() {
+        *s = PoseSync {
+            translation,
+            rotation,
+            initialized: true,
+        };
     }
 }
 
@@ -63,7 +104,10 @@ pub(crate) fn transform_to_position(
             user_pose(transform, &position, &rotation, &sync);
         if !new_position.is_finite() || !is_finite_quat(new_rotation) {
             if warned.insert(entity) {
-                warn!("{entity}: non-finite position or rotation; keeping its last valid pose");
+                warn!(
+                    "{entity}: non-finite pose (position {new_position}, rotation {new_rotation}); \
+                     keeping its last valid pose"
+                );
             }
             (new_position, new_rotation) = if sync.initialized {
                 (sync.translation, sync.rotation)

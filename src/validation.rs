@@ -1,13 +1,16 @@
 //! Input validation: what the engine does with values it cannot use.
 //!
 //! Every public component, resource and builder value is checked where it enters the
-//! simulation: in [`PhysicsStepSet::Prepare`](crate::PhysicsStepSet::Prepare), whenever it
-//! was added or changed since the last step. A value the engine cannot use is reported once
-//! per entity with a `warn!` naming the entity (or the resource) and the value, then replaced
-//! by the fallback below; the rest of the world simulates as if nothing happened. Where the
-//! fallback is written back into the component, a system that reads the component afterwards
-//! sees the value the engine uses. Builders keep what they are given, so that the warning can
-//! name the entity the value ends up on. Nothing in this table panics.
+//! simulation: at the start of [`PhysicsStepSet::Prepare`](crate::PhysicsStepSet::Prepare),
+//! whenever it was added or changed since the last step ([`SubstepCount`](crate::SubstepCount)
+//! when the step starts, since it decides how the step runs). A value the engine cannot use is
+//! reported with a `warn!` naming the entity (or the resource) and the value, then replaced by
+//! the fallback below; the rest of the world simulates as if nothing happened. Each entity is
+//! reported once per component, and each resource once, however often the bad value is written
+//! again (non-finite velocities are reported each time they are reset). Where the fallback is written back into the component, a system that
+//! reads the component afterwards sees the value the engine uses. Builders keep what they are
+//! given, so that the warning can name the entity the value ends up on. Nothing in this table
+//! panics.
 //!
 //! | input | rejected | fallback |
 //! | --- | --- | --- |
@@ -19,25 +22,30 @@
 //! | [`CenterOfMass`](crate::CenterOfMass) | NaN, ±∞ | the centre of mass from the colliders (kept, ignored) |
 //! | inertia from colliders | not finite (degenerate shapes) | a unit sphere's inertia for the body's mass |
 //! | [`Collider`](crate::Collider) | zero size, non-finite size, invalid mesh | the collider is ignored until replaced (the body keeps a mass; see [`mass`](crate::body::mass)) |
-//! | a part of [`Collider::compound`](crate::Collider::compound) | invalid, zero-size, composite | that part is dropped; the others collide and give mass |
+//! | a part of [`Collider::compound`](crate::Collider::compound) | invalid, zero-size, composite, at a non-finite pose | that part is dropped, the entity reported with the part's index; the others collide and give mass |
 //! | [`LinearDamping`](crate::LinearDamping), [`AngularDamping`](crate::AngularDamping) | NaN, ±∞, negative | 0, written back |
 //! | [`GravityScale`](crate::GravityScale) | NaN, ±∞ (negative is allowed) | 1, written back |
 //! | [`ConstantForce`](crate::ConstantForce), [`ConstantTorque`](crate::ConstantTorque) | any non-finite component | zero, written back |
-//! | [`ExternalImpulse`](crate::ExternalImpulse) | any non-finite component | ignored (cleared) |
+//! | [`ExternalImpulse`](crate::ExternalImpulse) | any non-finite component | ignored (cleared), written back |
 //! | [`Position`](crate::Position), [`Rotation`](crate::Rotation), [`Transform`] of a body | non-finite, zero-length rotation | the last valid pose (the origin before the first) |
 //! | [`LinearVelocity`](crate::LinearVelocity), [`AngularVelocity`](crate::AngularVelocity) | any non-finite component | both reset to zero |
-//! | joint anchors ([`Joint::with_local_anchor_1`](crate::Joint::with_local_anchor_1), `_2`) | any non-finite component | the body origin, written back |
-//! | joint compliance ([`Joint::with_compliance`](crate::Joint::with_compliance)) | NaN, ±∞, negative | 0 (rigid), written back |
-//! | joint velocity damping ([`Joint::with_linear_velocity_damping`](crate::Joint::with_linear_velocity_damping), angular) | NaN, ±∞, negative | 0, written back |
-//! | joint break force ([`Joint::with_break_force`](crate::Joint::with_break_force)) | NaN, negative | none (the joint never breaks), written back |
+//! | joint anchors ([`Joint::with_local_anchor_1`](crate::solver::joints::Joint::with_local_anchor_1), `_2`) | any non-finite component | the body origin, written back |
+//! | joint compliance ([`Joint::with_compliance`](crate::solver::joints::Joint::with_compliance)) | NaN, ±∞, negative | 0 (rigid), written back |
+//! | joint velocity damping ([`Joint::with_linear_velocity_damping`](crate::solver::joints::Joint::with_linear_velocity_damping), angular) | NaN, ±∞, negative | 0, written back |
+//! | joint break force ([`Joint::with_break_force`](crate::solver::joints::Joint::with_break_force)) | NaN, negative | none (the joint never breaks), written back |
 //! | joint axes (revolute aligned, prismatic free, spherical swing and twist) | zero length, non-finite | the default axis, written back |
 //! | joint limits (angle, distance, swing, twist) | a NaN end, an empty range (`min = +∞` or `max = −∞`) | no limit (a distance joint keeps its starting distance), written back |
 //! | | ends in the wrong order | swapped (not an error) |
 //! | | a negative distance | 0, written back |
-//! | [`JointMotor`](crate::JointMotor) `max_force` | NaN, negative | 0 (the motor applies no force), written back |
-//! | [`JointMotor`](crate::JointMotor) target | NaN, ±∞ | the motor is removed |
-//! | [`JointMotor`](crate::JointMotor) position compliance | NaN, ±∞, negative | 0, written back |
-//! | [`D6Joint`](crate::D6Joint) limits and drives | NaN, `min > max`, negative force limit | the row is skipped with a warning (see [`rows`](crate::solver::rows)) |
+//! | [`JointMotor`](crate::solver::joints::JointMotor) `max_force` | NaN, negative | 0 (the motor applies no force), written back |
+//! | [`JointMotor`](crate::solver::joints::JointMotor) target | NaN, ±∞ | the motor is removed |
+//! | [`JointMotor`](crate::solver::joints::JointMotor) position compliance | NaN, ±∞, negative | 0, written back |
+//! | [`D6Joint`](crate::solver::joints::D6Joint) frame anchors; bases | non-finite; zero-length or non-finite | the body origin; the identity, written back |
+//! | [`D6Joint`](crate::solver::joints::D6Joint) limit of a limited axis | a NaN end, an empty range | the axis becomes [`Free`](crate::solver::joints::D6Motion::Free), written back (ends in the wrong order are swapped) |
+//! | [`D6Joint`](crate::solver::joints::D6Joint) limit stiffness, damping; restitution; bounce threshold | NaN, ±∞, negative; non-finite; NaN, ±∞, negative | 0; 0; the default 1, written back |
+//! | [`D6Drive`](crate::solver::joints::D6Drive) stiffness, damping; `max_force` | NaN, ±∞, negative; NaN, negative | 0 (the drive applies no force), written back |
+//! | [`D6Joint`](crate::solver::joints::D6Joint) drive targets and velocities | NaN, ±∞ | 0, written back |
+//! | [`ConstraintRow`](crate::solver::rows::ConstraintRow)s of user velocity constraints | non-finite Jacobian, error or target; NaN or crossed impulse limits; bad softness | the row is skipped, with a warning naming the constraint (see [`rows`](crate::solver::rows)) |
 //! | joints and constraints naming entities | a missing or non-body entity, the same entity twice | the constraint is skipped |
 //! | [`Gravity`](crate::Gravity) | any non-finite component | `(0, −9.81, 0)` (the default), written back |
 //! | [`SubstepCount`](crate::SubstepCount) | 0; more than [`MAX_SUBSTEPS`] | 1; [`MAX_SUBSTEPS`], written back |

@@ -652,3 +652,236 @@ fn bad_solver_and_sleep_settings_are_reported_and_replaced() {
     assert!(is_sleeping(&app, ball));
     world_is_healthy(&mut app, w, 64);
 }
+
+/// Records what a custom constraint reads of its one body on the first solve.
+#[derive(Component)]
+struct Observer {
+    body: Entity,
+    seen: Option<(Entity, RigidBody, f32, Vec3, LockedAxes, Vec3)>,
+}
+
+impl XpbdConstraint<1> for Observer {
+    fn entities(&self) -> [Entity; 1] {
+        [self.body]
+    }
+    fn clear_lagrange_multipliers(&mut self) {}
+    fn solve(&mut self, [body]: [&mut RigidBodyQueryItem; 1], _dt: f32) {
+        self.seen.get_or_insert((
+            body.entity(),
+            body.rb(),
+            body.inverse_mass(),
+            body.center_of_mass(),
+            body.locked_axes(),
+            body.start_position(),
+        ));
+    }
+}
+
+impl bevy::ecs::entity::MapEntities for Observer {
+    fn map_entities<M: bevy::ecs::entity::EntityMapper>(&mut self, mapper: &mut M) {
+        self.body = mapper.get_mapped(self.body);
+    }
+}
+
+#[test]
+fn custom_constraints_read_the_body_description_through_accessors() {
+    // `position` and `locked_axes` were public fields whose writes had no effect; the body's
+    // description is now read-only (a write does not compile: see the `compile_fail` example
+    // on `RigidBodyQueryItem`).
+    let mut app = app();
+    app.add_systems(
+        SubstepSchedule,
+        solve_constraint::<Observer, 1>.in_set(SubstepSolverSet::SolveUserConstraints),
+    );
+    let locked = LockedAxes::new().lock_rotation_x().lock_translation_z();
+    let body = spawn(
+        &mut app,
+        (
+            RigidBody::Dynamic,
+            Collider::sphere(0.5),
+            Mass(2.0),
+            CenterOfMass(Vec3::new(0.0, 0.1, 0.0)),
+            locked,
+            Transform::from_xyz(1.0, 2.0, 3.0),
+        ),
+    );
+    let observer = spawn(&mut app, Observer { body, seen: None });
+    step(&mut app, 1);
+    let seen = app.world().get::<Observer>(observer).unwrap().seen;
+    let expected = (
+        body,
+        RigidBody::Dynamic,
+        0.5,
+        Vec3::new(0.0, 0.1, 0.0),
+        locked,
+        Vec3::new(1.0, 2.0, 3.0),
+    );
+    assert_eq!(seen, Some(expected));
+}
+
+#[test]
+fn pose_and_mass_are_ready_right_after_spawning() {
+    // They were filled by the first step only: a system reading them before saw defaults
+    // (the origin and 1 kg).
+    let mut app = app();
+    let from_transform = spawn(
+        &mut app,
+        (
+            RigidBody::Dynamic,
+            Collider::cuboid(1.0, 2.0, 1.0),
+            Transform::from_xyz(1.0, 2.0, 3.0).with_rotation(Quat::from_rotation_y(0.5)),
+        ),
+    );
+    let from_position = spawn(
+        &mut app,
+        (
+            RigidBody::Dynamic,
+            Position(Vec3::new(-4.0, 5.0, 6.0)),
+            Collider::sphere(0.5),
+            Mass(3.0),
+        ),
+    );
+    // A body whose collider is a child, spawned after it, and a density set afterwards.
+    let parent = spawn(
+        &mut app,
+        (RigidBody::Dynamic, Transform::from_xyz(9.0, 9.0, 9.0)),
+    );
+    app.world_mut().spawn((
+        Collider::cuboid(1.0, 1.0, 1.0),
+        ColliderDensity(500.0),
+        Transform::from_xyz(0.0, 1.0, 0.0),
+        ChildOf(parent),
+    ));
+    // An entity that becomes a body after its collider was spawned.
+    let later = spawn(
+        &mut app,
+        (Collider::sphere(0.5), Transform::from_xyz(-9.0, 9.0, 9.0)),
+    );
+    set(&mut app, later, RigidBody::Dynamic);
+    let world = app.world();
+    assert_eq!(position(&app, later), Vec3::new(-9.0, 9.0, 9.0));
+    let m = computed_mass(&app, later).mass();
+    assert!((m - ball_mass()).abs() <= 1e-2, "mass {m}");
+    assert_eq!(position(&app, from_transform), Vec3::new(1.0, 2.0, 3.0));
+    assert_eq!(rotation(&app, from_transform), Quat::from_rotation_y(0.5));
+    let t = world.get::<Transform>(from_position).unwrap().translation;
+    assert_eq!(t, Vec3::new(-4.0, 5.0, 6.0));
+    let masses = [from_transform, from_position, parent].map(|e| computed_mass(&app, e));
+    assert!((masses[0].mass() - 2000.0).abs() <= 1e-2, "{:?}", masses[0]);
+    assert!((masses[1].mass() - 3.0).abs() <= 1e-5, "{:?}", masses[1]);
+    assert!((masses[2].mass() - 500.0).abs() <= 1e-2, "{:?}", masses[2]);
+    assert!((masses[2].local_center_of_mass() - Vec3::Y).length() <= 1e-6);
+    // The first step agrees with what the hooks computed and leaves the poses alone (no
+    // gravity in the first instant beyond the step's own fall).
+    step(&mut app, 1);
+    for (e, before) in [from_transform, from_position, parent]
+        .into_iter()
+        .zip(masses)
+    {
+        let after = computed_mass(&app, e);
+        assert!((after.mass() - before.mass()).abs() <= before.mass() * 1e-6);
+        let moved = after.local_center_of_mass() - before.local_center_of_mass();
+        assert!(moved.length() <= 1e-6);
+    }
+    assert!((position(&app, from_position) - Vec3::new(-4.0, 5.0, 6.0)).length() <= 1e-2);
+    // Overrides inserted or removed between steps count at once too.
+    set(&mut app, from_transform, Mass(10.0));
+    app.world_mut().entity_mut(from_position).remove::<Mass>();
+    let m = computed_mass(&app, from_transform).mass();
+    assert!(
+        (m - 10.0).abs() <= 1e-5,
+        "mass {m} after inserting Mass(10)"
+    );
+    let m = computed_mass(&app, from_position).mass();
+    assert!(
+        (m - ball_mass()).abs() <= 1e-2,
+        "mass {m} after removing Mass"
+    );
+}
+
+#[test]
+fn a_system_after_spawning_reads_pose_and_mass() {
+    // The same through Commands, as a game does it: spawn in one system, read in the next.
+    #[derive(Resource)]
+    struct Seen(Vec3, f32);
+    let mut app = App::new();
+    app.add_plugins((MinimalPlugins, PhysicsPlugin::default()))
+        .add_systems(
+            Startup,
+            (
+                |mut commands: Commands| {
+                    commands.spawn((
+                        RigidBody::Dynamic,
+                        Collider::sphere(0.5),
+                        Mass(7.0),
+                        Transform::from_xyz(0.0, 3.0, 0.0),
+                    ));
+                },
+                |mut commands: Commands, bodies: Query<(&Position, &ComputedMass)>| {
+                    let (p, m) = bodies.single().unwrap();
+                    commands.insert_resource(Seen(p.0, m.mass()));
+                },
+            )
+                .chain(),
+        );
+    app.update();
+    let seen = app.world().resource::<Seen>();
+    assert_eq!(seen.0, Vec3::new(0.0, 3.0, 0.0));
+    assert!((seen.1 - 7.0).abs() <= 1e-5, "mass {}", seen.1);
+}
+
+#[test]
+fn bad_d6_joint_values_are_reported_and_replaced() {
+    // A NaN limit end silently made a locked range (NaN.min(x) = x), a NaN force limit became
+    // 0 without a word, and a zero basis became NaN rows.
+    let ((mut app, [limited, frame], w), warnings) = capture_warnings(|| {
+        let mut app = app();
+        let w = witness(&mut app);
+        let (limited, _) = pendulum(&mut app, 0.0, |a, b| {
+            D6Joint::new(a, b)
+                .with_local_anchor_2(Vec3::new(-1.0, 0.0, 0.0))
+                .with_limit(D6Axis::Twist, f32::NAN, 0.5)
+                .with_drive(D6Axis::X, D6Drive::motor(f32::NAN))
+        });
+        let (frame, _) = pendulum(&mut app, 4.0, |a, b| {
+            D6Joint::new(a, b).with_local_basis_1(Quat::from_xyzw(0.0, 0.0, 0.0, 0.0))
+        });
+        step(&mut app, 8);
+        (app, [limited, frame], w)
+    });
+    warned_once(&warnings, limited, "NaN");
+    warned_once(&warnings, frame, "basis");
+    let joint = app.world().get::<D6Joint>(limited).unwrap();
+    assert_eq!(joint.motions[D6Axis::Twist as usize], D6Motion::Free);
+    assert_eq!(joint.drives[D6Axis::X as usize].unwrap().max_force, 0.0);
+    let joint = app.world().get::<D6Joint>(frame).unwrap();
+    assert_eq!(joint.local_basis1, Quat::IDENTITY);
+    world_is_healthy(&mut app, w, 8);
+}
+
+#[test]
+fn bad_impulse_is_reported_once_and_ignored() {
+    // Each bad impulse was reported, without its value.
+    let ((mut app, ball, w), warnings) = capture_warnings(|| {
+        let mut app = app();
+        let w = witness(&mut app);
+        let ball = falling_ball(&mut app, 0.0, ());
+        for _ in 0..3 {
+            set(
+                &mut app,
+                ball,
+                ExternalImpulse::new(Vec3::new(f32::NAN, 1.0, 0.0)),
+            );
+            step(&mut app, 1);
+        }
+        step(&mut app, 29);
+        (app, ball, w)
+    });
+    warned_once(&warnings, ball, "NaN");
+    let (y, expected) = (position(&app, ball).y, free_fall(WITNESS_Y0, g(), 32));
+    assert!(
+        (y - expected).abs() <= 1e-3,
+        "ball at {y}, free fall gives {expected}"
+    );
+    world_is_healthy(&mut app, w, 32);
+}

@@ -26,7 +26,7 @@ impl XpbdConstraint<1> for Height {
     }
     fn solve(&mut self, [body]: [&mut RigidBodyQueryItem; 1], dt: f32) {
         let c = body.current_center_of_mass().y - self.height;
-        let w = body.inverse_mass;
+        let w = body.inverse_mass();
         let delta = self.compute_lagrange_update(self.lagrange, c, &[w], 0.0, dt);
         self.lagrange += delta;
         body.accumulated_translation.y += delta * w;
@@ -65,7 +65,7 @@ impl XpbdConstraint<3> for Midpoint {
         }
         let n = offset / c;
         let gradients = [-0.5 * n, n, -0.5 * n];
-        let w = [b1.inverse_mass, b2.inverse_mass, b3.inverse_mass];
+        let w = [b1.inverse_mass(), b2.inverse_mass(), b3.inverse_mass()];
         let delta =
             self.compute_lagrange_update_with_gradients(self.lagrange, c, &gradients, &w, 0.0, dt);
         self.lagrange += delta;

@@ -6,7 +6,16 @@
 //! centre of mass (the inertia is kept about the new point). A body with no collider and no
 //! [`Mass`] gets a mass of 1 kg with the inertia of a unit-radius sphere's 0.4 kg·m², so it can
 //! still move.
+//!
+//! [`ComputedMass`] is filled as soon as a body, a collider (on the body or a child of it), a
+//! [`ColliderDensity`], a [`Mass`] or a [`CenterOfMass`] is inserted or removed (component
+//! hooks), so a system that runs right after spawning reads the real mass, not a default. The
+//! prepare stage of each step recomputes it for whatever changed since, and stays the
+//! authority: a collider attached to its body later (say, with `add_child`) counts from the
+//! next step.
 
+use bevy::ecs::lifecycle::HookContext;
+use bevy::ecs::world::DeferredWorld;
 use bevy::prelude::*;
 use parry3d::mass_properties::MassProperties;
 
@@ -19,6 +28,7 @@ use crate::validation::{Validate, check, non_negative};
 /// Zero, negative or non-finite values are rejected with a warning naming the entity, and the
 /// collider-derived mass is used instead (the component keeps the value).
 #[derive(Component, Clone, Copy, Debug, PartialEq, Deref, DerefMut)]
+#[component(on_insert = refresh_on_hook, on_remove = refresh_on_hook)]
 pub struct Mass(pub Scalar);
 
 /// Overrides the body's centre of mass, in the body's local frame. Removing it goes back to the
@@ -27,6 +37,7 @@ pub struct Mass(pub Scalar);
 /// A non-finite value is rejected with a warning naming the entity, and the collider-derived
 /// centre of mass (the body origin if it has no collider) is used instead.
 #[derive(Component, Clone, Copy, Debug, Default, PartialEq, Deref, DerefMut)]
+#[component(on_insert = refresh_on_hook, on_remove = refresh_on_hook)]
 pub struct CenterOfMass(pub Vector);
 
 /// Density of a collider's material in kg/m³, used to compute its body's mass. Default 1000
@@ -35,6 +46,7 @@ pub struct CenterOfMass(pub Vector);
 /// Zero is valid: the collider then adds no mass (a sensor or a decorative part). A negative
 /// or non-finite density is replaced by 1000 with a warning naming the entity.
 #[derive(Component, Clone, Copy, Debug, PartialEq, Deref, DerefMut)]
+#[component(on_insert = crate::collision::collider::refresh_body_on_hook)]
 pub struct ColliderDensity(pub Scalar);
 
 impl Default for ColliderDensity {
@@ -132,12 +144,13 @@ impl ComputedMass {
     }
 
     /// Builds the solver's view of summed collider mass properties with the user's overrides.
-    /// Overrides the engine cannot use are ignored (the validation stage reports them).
+    /// Overrides the engine cannot use are ignored (the validation stage reports them); a
+    /// degenerate inertia is replaced, and reported if `report` is set.
     pub(crate) fn from_parts(
         entity: Entity,
         colliders: Option<MassProperties>,
-        mass: Option<Scalar>,
-        center_of_mass: Option<Vector>,
+        (mass, center_of_mass): (Option<Scalar>, Option<Vector>),
+        report: bool,
     ) -> Self {
         let mass = mass.filter(|&m| valid_mass(m));
         let center_of_mass = center_of_mass.filter(|c| c.is_finite());
@@ -160,7 +173,9 @@ impl ComputedMass {
         }
         let local_center_of_mass = center_of_mass.unwrap_or(props.local_com);
         if !inverse_inertia.is_finite() {
-            warn!("{entity}: degenerate inertia from its colliders; using a unit sphere's");
+            if report {
+                warn!("{entity}: degenerate inertia from its colliders; using a unit sphere's");
+            }
             inverse_inertia = Matrix3::from_diagonal(Vector::splat(2.5 * inverse_mass));
         }
         Self {
@@ -222,8 +237,8 @@ pub(crate) fn update_mass_properties(
     for &entity in &dirty {
         if let Ok((mut computed, mass, com)) = bodies.get_mut(entity) {
             let props = sums.get(&entity).copied().flatten();
-            *computed =
-                ComputedMass::from_parts(entity, props, mass.map(|m| m.0), com.map(|c| c.0));
+            let overrides = (mass.map(|m| m.0), com.map(|c| c.0));
+            *computed = ComputedMass::from_parts(entity, props, overrides, true);
         }
     }
     dirty.clear();
@@ -247,4 +262,89 @@ fn collider_mass(
         .shape()
         .mass_properties(density)
         .transform_by(&pose.pose())
+}
+
+/// Hook of [`Mass`] and [`CenterOfMass`]: recompute the body's mass once the change is done.
+fn refresh_on_hook(mut world: DeferredWorld, context: HookContext) {
+    queue_mass_refresh(&mut world, context.entity, None);
+}
+
+/// Recomputes `body`'s [`ComputedMass`] from what the world holds once the current spawn or
+/// insert has finished. `collider`, if given, is the collider entity whose change asked for it:
+/// a new child is listed in its parent's `Children` only by a command its `ChildOf` hook
+/// queues, which may run after this one, so that collider is found from its own `ChildOf`.
+pub(crate) fn queue_mass_refresh(
+    world: &mut DeferredWorld,
+    body: Entity,
+    collider: Option<Entity>,
+) {
+    world
+        .commands()
+        .queue(move |world: &mut World| refresh_mass(world, body, collider));
+}
+
+/// Fills `body`'s [`ComputedMass`] now, from its colliders and overrides. Warnings are left to
+/// the prepare stage, which recomputes the mass of new bodies anyway.
+fn refresh_mass(world: &mut World, body: Entity, collider: Option<Entity>) {
+    if world.get::<crate::RigidBody>(body).is_none() {
+        return;
+    }
+    let props = colliders_mass(world, body, collider);
+    let overrides = (
+        world.get::<Mass>(body).map(|m| m.0),
+        world.get::<CenterOfMass>(body).map(|c| c.0),
+    );
+    if let Some(mut computed) = world.get_mut::<ComputedMass>(body) {
+        *computed = ComputedMass::from_parts(body, props, overrides, false);
+    }
+}
+
+/// The summed mass properties of the usable colliders on `body` and its descendants (down to,
+/// not into, other bodies), plus `extra` (a collider under `body` not yet in its parent's
+/// `Children`), about the body origin: what the prepare stage sums, found by walking the
+/// hierarchy instead of the collider links the stage maintains.
+fn colliders_mass(world: &World, body: Entity, extra: Option<Entity>) -> Option<MassProperties> {
+    let mut sum: Option<MassProperties> = None;
+    let mut add = |entity: Entity, local: Transform| {
+        if let Some(props) = usable_collider_mass(world, entity, local) {
+            sum = Some(sum.map_or(props, |s| s + props));
+        }
+    };
+    let mut seen_extra = false;
+    let mut stack = vec![(body, Transform::IDENTITY)];
+    while let Some((entity, local)) = stack.pop() {
+        seen_extra |= Some(entity) == extra;
+        add(entity, local);
+        for &child in world.get::<Children>(entity).into_iter().flatten() {
+            if world.get::<crate::RigidBody>(child).is_none() {
+                let transform = world.get::<Transform>(child).copied().unwrap_or_default();
+                stack.push((child, local * transform));
+            }
+        }
+    }
+    if let Some(extra) = extra.filter(|_| !seen_extra) {
+        let (found, local) = crate::collision::collider::find_body_in(world, extra);
+        if found == Some(body) {
+            add(
+                extra,
+                Transform::from_translation(local.translation).with_rotation(local.rotation),
+            );
+        }
+    }
+    sum
+}
+
+/// The mass properties of `entity`'s collider at `local` (relative to its body's origin), if
+/// it has a usable one.
+fn usable_collider_mass(world: &World, entity: Entity, local: Transform) -> Option<MassProperties> {
+    let collider = world.get::<crate::Collider>(entity)?;
+    if collider.validate().is_some() {
+        return None;
+    }
+    let density = world.get::<ColliderDensity>(entity).map_or(1000.0, |d| d.0);
+    let pose = crate::collision::collider::ColliderPose {
+        translation: local.translation,
+        rotation: local.rotation,
+    };
+    Some(collider_mass(collider, density, &pose))
 }

@@ -11,6 +11,8 @@ pub mod sleeping;
 pub use mass::{CenterOfMass, ColliderDensity, ComputedMass, Mass};
 pub use sleeping::{SleepThreshold, Sleeping, SleepingDisabled};
 
+use bevy::ecs::lifecycle::HookContext;
+use bevy::ecs::world::DeferredWorld;
 use bevy::prelude::*;
 
 use crate::math::{Quaternion, Scalar, Vector};
@@ -18,10 +20,16 @@ use crate::validation::{Validate, check, check_vector, non_negative};
 
 /// The kind of a rigid body. Required on every body entity.
 ///
+/// When it is added, the body's pose and mass are filled at once: a non-identity
+/// [`Transform`] sets [`Position`] and [`Rotation`] (otherwise they set the `Transform`), and
+/// [`ComputedMass`] is computed from the colliders, so systems that run right after the spawn
+/// read real values instead of defaults.
+///
 /// - `Dynamic` bodies are moved by forces, contacts and joints.
 /// - `Static` bodies never move and have infinite mass.
 /// - `Kinematic` bodies move only by their velocity, push dynamic bodies, and are never pushed.
 #[derive(Component, Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[component(on_add = on_add_body)]
 #[require(
     Position,
     Rotation,
@@ -113,7 +121,8 @@ pub struct ConstantForce(pub Vector);
 #[derive(Component, Clone, Copy, Debug, Default, PartialEq, Deref, DerefMut)]
 pub struct ConstantTorque(pub Vector);
 
-/// One-off impulses applied at the start of the next step, then cleared.
+/// One-off impulses applied at the start of the next step, then cleared. An impulse with a
+/// non-finite component is ignored (cleared) with a warning.
 ///
 /// ```
 /// # use impetus3d::prelude::*;
@@ -263,6 +272,20 @@ impl Validate for ConstantForce {
     }
 }
 
+impl Validate for ExternalImpulse {
+    fn validate(&mut self) -> Option<String> {
+        if self.linear.is_finite() && self.angular.is_finite() {
+            return None;
+        }
+        let message = format!(
+            "ExternalImpulse (linear {}, angular {}) is not finite; ignored",
+            self.linear, self.angular
+        );
+        *self = Self::default();
+        Some(message)
+    }
+}
+
 impl Validate for ConstantTorque {
     fn validate(&mut self) -> Option<String> {
         check_vector(&mut self.0, "ConstantTorque")
@@ -278,6 +301,14 @@ pub struct PoseSync {
     pub(crate) initialized: bool,
 }
 
+/// Hook of [`RigidBody`]: agree the pose between `Transform` and `Position`/`Rotation` now
+/// (by the rule of the first step, see [`sync`](crate::sync)) and compute the mass.
+fn on_add_body(mut world: DeferredWorld, context: HookContext) {
+    let entity = context.entity;
+    crate::sync::sync_pose_on_spawn(&mut world, entity);
+    mass::queue_mass_refresh(&mut world, entity, None);
+}
+
 /// Bodies whose velocity changed since the last step.
 type ChangedVelocity = Or<(Changed<LinearVelocity>, Changed<AngularVelocity>)>;
 
@@ -287,7 +318,10 @@ pub(crate) fn reject_non_finite_velocities(
 ) {
     for (entity, mut v, mut w) in &mut bodies {
         if !v.0.is_finite() || !w.0.is_finite() {
-            warn!("{entity}: non-finite velocity; reset to zero");
+            warn!(
+                "{entity}: non-finite velocity (linear {}, angular {}); reset to zero",
+                v.0, w.0
+            );
             v.0 = Vector::ZERO;
             w.0 = Vector::ZERO;
         }

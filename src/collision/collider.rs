@@ -7,6 +7,8 @@
 //! transforms.
 
 use bevy::ecs::entity::EntityHashMap;
+use bevy::ecs::lifecycle::HookContext;
+use bevy::ecs::world::DeferredWorld;
 use bevy::prelude::*;
 use parry3d::math::Pose;
 use parry3d::shape::{SharedShape, TriMeshBuilderError};
@@ -32,6 +34,7 @@ use crate::validation::{Validate, check, non_negative};
 /// ```
 #[derive(Component, Clone)]
 #[require(ColliderDensity, ColliderPose)]
+#[component(on_insert = refresh_body_on_hook, on_remove = refresh_body_on_hook)]
 pub struct Collider {
     shape: SharedShape,
     /// Why the shape could not be built, reported against the entity when spawned.
@@ -528,6 +531,15 @@ pub(crate) fn validate_colliders(
     }
 }
 
+/// Hook of [`Collider`] and [`ColliderDensity`]: recompute the mass of the collider's body
+/// (found up the hierarchy) once the change is done.
+pub(crate) fn refresh_body_on_hook(mut world: DeferredWorld, context: HookContext) {
+    let collider = context.entity;
+    if let (Some(body), _) = find_body_in(&world, collider) {
+        crate::body::mass::queue_mass_refresh(&mut world, body, Some(collider));
+    }
+}
+
 /// Finds each collider's body and its pose relative to it; marks bodies whose colliders
 /// changed so their mass is recomputed.
 #[allow(clippy::type_complexity)]
@@ -579,24 +591,46 @@ pub(crate) fn update_collider_bodies(
     }
 }
 
+/// [`find_body`] with direct world access, for hooks and commands.
+pub(crate) fn find_body_in(world: &World, entity: Entity) -> (Option<Entity>, ColliderPose) {
+    walk_to_body(entity, |e| {
+        let parent = world.get::<ChildOf>(e).map(ChildOf::parent);
+        let is_body = world.get::<RigidBody>(e).is_some();
+        Some((parent, world.get::<Transform>(e).copied(), is_body))
+    })
+}
+
 /// Walks up the hierarchy from `entity` to its body, composing transforms on the way.
 pub(crate) fn find_body(
     entity: Entity,
     links: &Query<(Option<&ChildOf>, Option<&Transform>, Has<RigidBody>)>,
 ) -> (Option<Entity>, ColliderPose) {
+    walk_to_body(entity, |e| {
+        let (parent, transform, is_body) = links.get(e).ok()?;
+        Some((parent.map(ChildOf::parent), transform.copied(), is_body))
+    })
+}
+
+/// Walks up from `entity` to the first body, composing the transforms passed on the way;
+/// `link` gives an entity's parent, transform and whether it is a body (`None` if the entity
+/// does not exist).
+fn walk_to_body(
+    entity: Entity,
+    link: impl Fn(Entity) -> Option<(Option<Entity>, Option<Transform>, bool)>,
+) -> (Option<Entity>, ColliderPose) {
     let mut local = Transform::IDENTITY;
     let mut current = entity;
     // Depth bound guards against malformed hierarchies.
     for _ in 0..64 {
-        let Ok((parent, transform, is_body)) = links.get(current) else {
+        let Some((parent, transform, is_body)) = link(current) else {
             break;
         };
         if is_body {
             return (Some(current), to_pose(local));
         }
-        local = transform.copied().unwrap_or_default() * local;
+        local = transform.unwrap_or_default() * local;
         match parent {
-            Some(parent) => current = parent.parent(),
+            Some(parent) => current = parent,
             None => break,
         }
     }

@@ -177,6 +177,7 @@ impl Plugin for SolverPlugin {
             .validate_component::<crate::AngularDamping>()
             .validate_component::<crate::ConstantForce>()
             .validate_component::<crate::ConstantTorque>()
+            .validate_component::<crate::ExternalImpulse>()
             .init_resource::<SolverBodies>()
             .init_resource::<contact::ContactConstraints>()
             .add_systems(

@@ -22,13 +22,37 @@ use crate::{Gravity, PhysicsStepTime};
 /// Positions and rotations are the body's *current* state within the substep; use
 /// [`current_position`](Self::current_position) for the origin and
 /// [`current_center_of_mass`](Self::current_center_of_mass) for the centre of mass.
+///
+/// The public fields are what a constraint moves (velocities, the accumulated translation and
+/// the rotation) and are written back at the end of the step. Everything else describes the
+/// body for this step and is read through methods ([`entity`](Self::entity),
+/// [`rb`](Self::rb), [`inverse_mass`](Self::inverse_mass),
+/// [`center_of_mass`](Self::center_of_mass),
+/// [`local_inverse_inertia`](Self::local_inverse_inertia),
+/// [`locked_axes`](Self::locked_axes), [`start_position`](Self::start_position)): writing
+/// them would change nothing the engine keeps, so they cannot be written.
+///
+/// ```compile_fail
+/// # use impetus3d::prelude::*;
+/// fn pin(body: &mut RigidBodyQueryItem) {
+///     body.locked_axes = LockedAxes::ALL_LOCKED; // not a public field: lock the axes with the
+///                                                // `LockedAxes` component instead
+/// }
+/// ```
+///
+/// ```compile_fail
+/// # use impetus3d::prelude::*;
+/// fn teleport(body: &mut RigidBodyQueryItem) {
+///     body.position = bevy::math::Vec3::ZERO; // move it with `accumulated_translation`
+/// }
+/// ```
 #[derive(Clone, Copy, Debug)]
 #[repr(C)]
 pub struct RigidBodyQueryItem {
     /// Linear velocity of the centre of mass (world).
     pub linear_velocity: Vector,
     /// Inverse mass (0 for static and kinematic bodies).
-    pub inverse_mass: Scalar,
+    pub(crate) inverse_mass: Scalar,
     /// Angular velocity (world).
     pub angular_velocity: Vector,
     /// Centre-of-mass displacement accumulated since the start of the step (world).
@@ -47,17 +71,17 @@ pub struct RigidBodyQueryItem {
     /// World inverse inertia at the rotation the XPBD sets of this substep start from.
     pub(crate) substep_inverse_inertia: Matrix3,
     /// The body entity.
-    pub entity: Entity,
+    pub(crate) entity: Entity,
     /// The body kind.
-    pub rb: RigidBody,
+    pub(crate) rb: RigidBody,
     /// Axes the body may not move or turn about.
-    pub locked_axes: LockedAxes,
+    pub(crate) locked_axes: LockedAxes,
     /// Position of the body origin at the start of the step.
-    pub position: Vector,
+    pub(crate) position: Vector,
     /// Centre of mass in the body frame.
-    pub center_of_mass: Vector,
+    pub(crate) center_of_mass: Vector,
     /// Inverse inertia about the centre of mass, in the body frame (0 for static/kinematic).
-    pub local_inverse_inertia: Matrix3,
+    pub(crate) local_inverse_inertia: Matrix3,
     /// World centre of mass at the start of the step.
     pub(crate) start_center: Vector,
     /// Velocity change per second from gravity and constant forces.
@@ -152,6 +176,44 @@ impl RigidBodyQueryItem {
         } else {
             (linear, angular)
         };
+    }
+
+    /// The body entity.
+    pub fn entity(&self) -> Entity {
+        self.entity
+    }
+
+    /// The body kind.
+    pub fn rb(&self) -> RigidBody {
+        self.rb
+    }
+
+    /// Inverse mass, 1/kg (0 for static and kinematic bodies).
+    pub fn inverse_mass(&self) -> Scalar {
+        self.inverse_mass
+    }
+
+    /// Centre of mass in the body frame.
+    pub fn center_of_mass(&self) -> Vector {
+        self.center_of_mass
+    }
+
+    /// Inverse inertia about the centre of mass, in the body frame (0 for static and kinematic
+    /// bodies).
+    pub fn local_inverse_inertia(&self) -> Matrix3 {
+        self.local_inverse_inertia
+    }
+
+    /// The axes the body may not move along or turn about (set with the
+    /// [`LockedAxes`] component; every axis for static and sleeping-static participants).
+    pub fn locked_axes(&self) -> LockedAxes {
+        self.locked_axes
+    }
+
+    /// World position of the body origin at the start of the step (see
+    /// [`current_position`](Self::current_position) for where it is now).
+    pub fn start_position(&self) -> Vector {
+        self.position
     }
 
     /// The current world position of the body origin.

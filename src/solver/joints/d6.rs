@@ -27,9 +27,11 @@ use bevy::ecs::entity::{EntityMapper, MapEntities};
 use bevy::prelude::*;
 use smallvec::SmallVec;
 
-use crate::math::{Quaternion, Scalar, Vector, rotation_vector};
+use super::check_limits;
+use crate::math::{Quaternion, Scalar, Vector, is_finite_quat, rotation_vector};
 use crate::solver::RigidBodyQueryItem;
 use crate::solver::rows::{ConstraintRow, RowSink, VelocityConstraint};
+use crate::validation::{Validate, check, join, non_negative};
 
 /// One of the six axes of a [`D6Joint`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -90,11 +92,12 @@ pub struct D6Limit {
 }
 
 impl D6Limit {
-    /// A hard limit `[min, max]` without bounce.
+    /// A hard limit `[min, max]` without bounce. The ends are put in order when the joint
+    /// enters the world; a NaN end frees the axis, with a warning.
     pub fn new(min: Scalar, max: Scalar) -> Self {
         Self {
-            min: min.min(max),
-            max: max.max(min),
+            min,
+            max,
             stiffness: 0.0,
             damping: 0.0,
             restitution: 0.0,
@@ -143,9 +146,10 @@ impl D6Drive {
         Self::new(0.0, 1.0e9).with_max_force(max_force)
     }
 
-    /// Limits the force (or torque).
+    /// Limits the force (or torque). A NaN or negative limit is replaced by 0 (the drive
+    /// applies no force) with a warning when the joint enters the world.
     pub fn with_max_force(mut self, max_force: Scalar) -> Self {
-        self.max_force = max_force.max(0.0);
+        self.max_force = max_force;
         self
     }
 
@@ -240,15 +244,16 @@ impl D6Joint {
         self
     }
 
-    /// Sets the frame axes in the first body's frame.
+    /// Sets the frame axes in the first body's frame (normalised when the joint enters the
+    /// world; a zero or non-finite rotation is replaced by the identity with a warning).
     pub fn with_local_basis_1(mut self, basis: Quaternion) -> Self {
-        self.local_basis1 = basis.normalize();
+        self.local_basis1 = basis;
         self
     }
 
-    /// Sets the frame axes in the second body's frame.
+    /// Sets the frame axes in the second body's frame (checked like the first).
     pub fn with_local_basis_2(mut self, basis: Quaternion) -> Self {
-        self.local_basis2 = basis.normalize();
+        self.local_basis2 = basis;
         self
     }
 
@@ -265,11 +270,12 @@ impl D6Joint {
         self
     }
 
-    /// Makes the limit of `axis` soft: a spring of `stiffness` and `damping` beyond its ends.
+    /// Makes the limit of `axis` soft: a spring of `stiffness` and `damping` beyond its ends
+    /// (each finite and ≥ 0, else 0 with a warning).
     pub fn with_soft_limit(mut self, axis: D6Axis, stiffness: Scalar, damping: Scalar) -> Self {
         let limit = &mut self.limits[axis as usize];
-        limit.stiffness = stiffness.max(0.0);
-        limit.damping = damping.max(0.0);
+        limit.stiffness = stiffness;
+        limit.damping = damping;
         self
     }
 
@@ -473,6 +479,134 @@ fn limit_row(row: ConstraintRow, error: Scalar, limit: &D6Limit) -> ConstraintRo
     } else {
         row
     }
+}
+
+impl Validate for D6Joint {
+    fn validate(&mut self) -> Option<String> {
+        // Runs every step for every joint (the solver writes its impulses): nothing here
+        // allocates unless a value is bad.
+        let frames = join([
+            check_frame(&mut self.local_anchor1, &mut self.local_basis1, "frame 1"),
+            check_frame(&mut self.local_anchor2, &mut self.local_basis2, "frame 2"),
+        ]);
+        let axes = D6Axis::ALL.map(|axis| {
+            let i = axis as usize;
+            let limit = if self.motions[i] == D6Motion::Limited {
+                check_limit(&mut self.limits[i], &mut self.motions[i])
+            } else {
+                None
+            };
+            let problems = join([
+                limit,
+                check_drive(&mut self.drives[i]),
+                check_target(self, i),
+            ]);
+            problems.map(|p| format!("{axis:?} {p}"))
+        });
+        join(std::iter::once(frames).chain(axes))
+    }
+}
+
+/// A non-finite anchor is the body origin; a degenerate basis the identity.
+fn check_frame(anchor: &mut Vector, basis: &mut Quaternion, what: &str) -> Option<String> {
+    let anchor_problem = (!anchor.is_finite()).then(|| {
+        let message = format!("{what} anchor {anchor} is not finite; using the body origin");
+        *anchor = Vector::ZERO;
+        message
+    });
+    let basis_problem = if is_finite_quat(*basis) {
+        // Checked every step: a unit rotation is left bit for bit as it is.
+        if (basis.length_squared() - 1.0).abs() > 4.0 * Scalar::EPSILON {
+            *basis = basis.normalize();
+        }
+        None
+    } else {
+        let message = format!("{what} basis {basis} is not a rotation; using the identity");
+        *basis = Quaternion::IDENTITY;
+        Some(message)
+    };
+    join([anchor_problem, basis_problem])
+}
+
+/// Orders a limit's ends, or frees the axis if an end is NaN or the range is empty; replaces
+/// bad softness and bounce values.
+fn check_limit(limit: &mut D6Limit, motion: &mut D6Motion) -> Option<String> {
+    let mut range = Some((limit.min, limit.max));
+    if let Some(problem) = check_limits(&mut range, "limits") {
+        *motion = D6Motion::Free;
+        return Some(format!("{problem} (the axis is free)"));
+    }
+    (limit.min, limit.max) = range.unwrap_or_default();
+    let why = "is not a finite number ≥ 0";
+    let d = D6Limit::default();
+    join([
+        check(
+            &mut limit.stiffness,
+            non_negative,
+            "limit stiffness",
+            why,
+            0.0,
+        ),
+        check(&mut limit.damping, non_negative, "limit damping", why, 0.0),
+        check(
+            &mut limit.restitution,
+            Scalar::is_finite,
+            "limit restitution",
+            "is not finite",
+            0.0,
+        ),
+        check(
+            &mut limit.bounce_threshold,
+            non_negative,
+            "bounce threshold",
+            why,
+            d.bounce_threshold,
+        ),
+    ])
+}
+
+/// Replaces a drive's bad stiffness or damping by 0 and a NaN or negative force limit by 0.
+fn check_drive(drive: &mut Option<D6Drive>) -> Option<String> {
+    let drive = drive.as_mut()?;
+    let why = "is not a finite number ≥ 0";
+    join([
+        check(
+            &mut drive.stiffness,
+            non_negative,
+            "drive stiffness",
+            why,
+            0.0,
+        ),
+        check(&mut drive.damping, non_negative, "drive damping", why, 0.0),
+        check(
+            &mut drive.max_force,
+            |f| f >= 0.0,
+            "drive max_force",
+            "is NaN or negative",
+            0.0,
+        ),
+    ])
+}
+
+/// Replaces a non-finite drive target position or velocity by 0.
+fn check_target(joint: &mut D6Joint, i: usize) -> Option<String> {
+    let why = "is not finite";
+    join([
+        check(
+            &mut joint.drive_targets[i],
+            Scalar::is_finite,
+            "drive target",
+            why,
+            0.0,
+        ),
+        check(
+            &mut joint.drive_velocities[i],
+            Scalar::is_finite,
+            "drive velocity",
+            why,
+            0.0,
+        ),
+    ])
 }
 
 impl VelocityConstraint<2> for D6Joint {

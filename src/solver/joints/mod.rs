@@ -178,6 +178,10 @@ fn check_break_force(break_force: &mut Option<Scalar>) -> Option<String> {
 /// A zero-length or non-finite joint axis is replaced by `default`; a usable one is
 /// normalised.
 pub(crate) fn check_axis(axis: &mut Vector, what: &str, default: Vector) -> Option<String> {
+    // Checked every step: a unit axis is left bit for bit as it is.
+    if (axis.length_squared() - 1.0).abs() <= 4.0 * Scalar::EPSILON {
+        return None;
+    }
     if let Some(unit) = axis.try_normalize() {
         *axis = unit;
         return None;
@@ -322,6 +326,7 @@ impl Plugin for JointPlugin {
             .validate_component::<RevoluteJoint>()
             .validate_component::<SphericalJoint>()
             .validate_component::<DistanceJoint>()
+            .validate_component::<D6Joint>()
             .add_observer(wake_joined_on_add::<FixedJoint>)
             .add_observer(wake_joined_on_add::<PrismaticJoint>)
             .add_observer(wake_joined_on_add::<RevoluteJoint>)

@@ -93,6 +93,14 @@ impl SphericalJoint {
     /// Normalises the swing axis and makes the twist axis a unit vector perpendicular to it.
     fn check_axes(&mut self) -> Option<String> {
         let swing = check_axis(&mut self.swing_axis, "swing axis", Vector::Y);
+        // Checked every step: a unit twist axis already perpendicular is left as it is.
+        let t = self.twist_axis;
+        let tolerance = 4.0 * Scalar::EPSILON;
+        if (t.length_squared() - 1.0).abs() <= tolerance
+            && t.dot(self.swing_axis).abs() <= tolerance
+        {
+            return swing;
+        }
         let twist = (self.twist_axis - self.swing_axis * self.twist_axis.dot(self.swing_axis))
             .try_normalize();
         let twist = match twist {

@@ -288,6 +288,10 @@ fn read_back<C, const N: usize>(
             map.iter()
                 .map(|&i| last.get(i as usize).copied().unwrap_or(0.0)),
         );
-        constraint.impulses(&cache.impulses);
+        // The solver's own bookkeeping: not a change for `Changed<C>` (which is how the
+        // validation stage finds constraints the user changed).
+        constraint
+            .bypass_change_detection()
+            .impulses(&cache.impulses);
     }
 }

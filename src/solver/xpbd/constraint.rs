@@ -248,7 +248,11 @@ where
             self.cache.entries.iter().zip(&mut self.constraints)
         {
             if slots.is_some() {
-                constraint.clear_lagrange_multipliers();
+                // Solver bookkeeping (here and in `solve`) is not a change for `Changed<C>`,
+                // which is how the validation stage finds constraints the user changed.
+                constraint
+                    .bypass_change_detection()
+                    .clear_lagrange_multipliers();
             }
         }
     }
@@ -261,7 +265,7 @@ where
             if let Some(slots) = slots
                 && let Ok(bodies) = solver.bodies.get_disjoint_mut(*slots)
             {
-                constraint.solve(bodies, dt);
+                constraint.bypass_change_detection().solve(bodies, dt);
             }
         }
     }

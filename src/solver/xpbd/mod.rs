@@ -54,7 +54,7 @@
 //!     }
 //!     fn solve(&mut self, [body]: [&mut RigidBodyQueryItem; 1], dt: f32) {
 //!         let c = body.current_center_of_mass().y - self.height;
-//!         let w = body.inverse_mass;
+//!         let w = body.inverse_mass();
 //!         let delta = self.compute_lagrange_update(self.lagrange, c, &[w], 0.0, dt);
 //!         self.lagrange += delta;
 //!         body.accumulated_translation.y += delta * w;
