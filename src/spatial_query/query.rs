@@ -301,12 +301,7 @@ impl SpatialQuery<'_, '_> {
             }
             TraversalAction::Continue
         });
-        hits.sort_by(|a, b| {
-            a.distance
-                .total_cmp(&b.distance)
-                .then(a.entity.cmp(&b.entity))
-        });
-        hits.truncate(max_hits as usize);
+        nearest_first(&mut hits, max_hits, |hit| (hit.distance, hit.entity));
         hits
     }
 
@@ -435,12 +430,7 @@ impl SpatialQuery<'_, '_> {
                 Scalar::MAX
             },
         );
-        hits.sort_by(|a, b| {
-            a.distance
-                .total_cmp(&b.distance)
-                .then(a.entity.cmp(&b.entity))
-        });
-        hits.truncate(max_hits as usize);
+        nearest_first(&mut hits, max_hits, |hit| (hit.distance, hit.entity));
         hits
     }
 
@@ -769,6 +759,16 @@ fn hull_face_normal(hull: &ConvexPolyhedron, point: Vector) -> Option<Vector> {
         })
         .max_by(|a, b| a.1.total_cmp(&b.1))
         .map(|(normal, _)| normal)
+}
+
+/// Sorts hits by distance (ties by entity, so the order never depends on the tree) and keeps
+/// the nearest `max_hits`.
+fn nearest_first<T>(hits: &mut Vec<T>, max_hits: u32, key: impl Fn(&T) -> (Scalar, Entity)) {
+    hits.sort_by(|a, b| {
+        let ((da, ea), (db, eb)) = (key(a), key(b));
+        da.total_cmp(&db).then(ea.cmp(&eb))
+    });
+    hits.truncate(max_hits as usize);
 }
 
 /// The ray and the distance limit of a query, or `None` for invalid input.
