@@ -39,6 +39,22 @@
 //! the spatial-query stage moves the query tree to the bodies' new poses and refreshes ray and
 //! shape casters ([`spatial_query`]).
 //!
+//! ## Where things are
+//!
+//! The modules follow the step, and each depends only on those listed before it, so any of
+//! them can be read knowing only what sits below:
+//!
+//! | module | what | uses |
+//! | --- | --- | --- |
+//! | [`math`], [`schedule`], [`validation`], [`settings`] | scalars and helpers; the schedules, their sets and the step loop; input checking; [`Gravity`] and [`SolverConfig`] | — |
+//! | [`body`] | body components: kind, pose, velocities, mass overrides, forces, damping, locked axes, the sleeping marker; `Transform` sync | the above |
+//! | [`collision`] | colliders, mass properties from colliders, broad phase, narrow phase, contacts, events, hooks | `body` |
+//! | [`solver`] | dense solver bodies, contacts, integration, XPBD constraints and joints, velocity rows, swept CCD | `body`, `collision` |
+//! | [`sleeping`] | islands, sleep and wake | `body`, `collision`, `solver` |
+//! | [`spatial_query`], [`character`] | ray and shape queries on the broad phase's tree; the character controller on them | `body`, `collision` |
+//!
+//! The plugin ([`PhysicsPlugins`]) puts the stages together.
+//!
 //! ## Methods and sources
 //!
 //! - Contacts: the soft step of Erin Catto, "Solver2D" (2024) and Box2D v3 — substepping with
@@ -103,9 +119,10 @@ pub mod character;
 pub mod collision;
 pub mod math;
 pub mod schedule;
+pub mod settings;
+pub mod sleeping;
 pub mod solver;
 pub mod spatial_query;
-mod sync;
 pub mod validation;
 
 /// Compatibility path for code written against engines that keep the solver under
@@ -118,7 +135,9 @@ pub use body::*;
 pub use character::*;
 pub use collision::*;
 pub use schedule::*;
-pub use solver::{Gravity, RigidBodyQueryItem, SolverBodies, SolverConfig, SweepMode, SweptCcd};
+pub use settings::{Gravity, SolverConfig};
+pub use sleeping::SleepThreshold;
+pub use solver::{RigidBodyQueryItem, SolverBodies, SweepMode, SweptCcd};
 pub use spatial_query::*;
 
 use std::marker::PhantomData;
@@ -133,7 +152,7 @@ pub mod prelude {
     pub use crate::body::{
         AngularDamping, AngularVelocity, CenterOfMass, ColliderDensity, ComputedMass,
         ConstantForce, ConstantTorque, ExternalImpulse, GravityScale, LinearDamping,
-        LinearVelocity, LockedAxes, Mass, Position, RigidBody, Rotation, SleepThreshold, Sleeping,
+        LinearVelocity, LockedAxes, Mass, Position, RigidBody, Rotation, Sleeping,
         SleepingDisabled,
     };
     pub use crate::character::{
@@ -151,6 +170,8 @@ pub mod prelude {
         PhysicsSchedule, PhysicsStepSet, PhysicsStepTime, SolverSet, SubstepCount, SubstepSchedule,
         SubstepSolverSet,
     };
+    pub use crate::settings::{Gravity, SolverConfig};
+    pub use crate::sleeping::SleepThreshold;
     pub use crate::solver::joints::{
         D6Axis, D6Drive, D6Joint, D6Limit, D6Motion, DistanceJoint, FixedJoint, Joint, JointBroken,
         JointMotor, MotorTarget, PrismaticJoint, RevoluteJoint, SphericalJoint,
@@ -162,7 +183,7 @@ pub mod prelude {
         AngularConstraint, ConstraintDisabled, PositionConstraint, XpbdConstraint, XpbdIterations,
         solve_constraint,
     };
-    pub use crate::solver::{Gravity, RigidBodyQueryItem, SolverConfig, SweepMode, SweptCcd};
+    pub use crate::solver::{RigidBodyQueryItem, SweepMode, SweptCcd};
     pub use crate::spatial_query::{
         PointProjectionHit, RayCaster, RayHitData, RayHits, ShapeCastConfig, ShapeCaster,
         ShapeHitData, ShapeHits, SpatialQuery, SpatialQueryFilter, update_spatial_query_pipeline,
@@ -309,7 +330,7 @@ where
             .add(schedule::PhysicsSchedulePlugin {
                 parent: self.schedule,
             })
-            .add(sync::SyncPlugin)
+            .add(body::sync::SyncPlugin)
             .add(collision::ColliderPlugin)
             .add(collision::BroadPhasePlugin)
             .add(collision::NarrowPhasePlugin)
@@ -317,7 +338,7 @@ where
             .add(solver::SolverPlugin)
             .add(solver::joints::JointPlugin)
             .add(solver::ccd::SweptCcdPlugin)
-            .add(body::sleeping::SleepingPlugin)
+            .add(sleeping::SleepingPlugin)
             .add(spatial_query::SpatialQueryPlugin)
             .add(character::CharacterPlugin)
     }

@@ -1,15 +1,14 @@
 //! Rigid bodies: their kind, pose, velocities, mass properties, forces, damping, locked axes
-//! and sleeping.
+//! and the sleeping marker.
 //!
 //! A body is an entity with [`RigidBody`]. Its pose is [`Position`] (the world position of the
 //! body's origin, which is also where its [`Transform`] sits) and [`Rotation`]. Colliders on the
 //! entity or on its children give it mass, centre of mass and inertia ([`mass`]).
 
 pub mod mass;
-pub mod sleeping;
+pub(crate) mod sync;
 
 pub use mass::{CenterOfMass, ColliderDensity, ComputedMass, Mass};
-pub use sleeping::{SleepThreshold, Sleeping, SleepingDisabled};
 
 use bevy::ecs::lifecycle::HookContext;
 use bevy::ecs::world::DeferredWorld;
@@ -36,7 +35,7 @@ use crate::validation::{Validate, check, check_vector, non_negative};
     LinearVelocity,
     AngularVelocity,
     ComputedMass,
-    sleeping::SleepTimer,
+    SleepTimer,
     PoseSync,
     Transform
 )]
@@ -302,11 +301,10 @@ pub struct PoseSync {
 }
 
 /// Hook of [`RigidBody`]: agree the pose between `Transform` and `Position`/`Rotation` now
-/// (by the rule of the first step, see [`sync`](crate::sync)) and compute the mass.
+/// (by the rule of the first step, see [`sync`]). (The collider plugin computes the mass.)
 fn on_add_body(mut world: DeferredWorld, context: HookContext) {
     let entity = context.entity;
-    crate::sync::sync_pose_on_spawn(&mut world, entity);
-    mass::queue_mass_refresh(&mut world, entity, None);
+    sync::sync_pose_on_spawn(&mut world, entity);
 }
 
 /// Bodies whose velocity changed since the last step.
@@ -327,3 +325,15 @@ pub(crate) fn reject_non_finite_velocities(
         }
     }
 }
+
+/// Marks a sleeping body. Remove it to wake the body; insert it to put the body to sleep.
+#[derive(Component, Clone, Copy, Debug, Default)]
+pub struct Sleeping;
+
+/// Keeps a body (and its island) from ever sleeping.
+#[derive(Component, Clone, Copy, Debug, Default)]
+pub struct SleepingDisabled;
+
+/// How long a body has been slow enough to sleep, in seconds.
+#[derive(Component, Clone, Copy, Debug, Default, PartialEq)]
+pub struct SleepTimer(pub Scalar);

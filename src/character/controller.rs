@@ -10,7 +10,6 @@ use smallvec::SmallVec;
 use super::slide::{
     GroundContact, MoveAndSlideConfig, MoveAndSlideOutput, Mover, Obstacles, SlideHit, Swept,
 };
-use crate::PhysicsStepTime;
 use crate::body::{
     AngularVelocity, ComputedMass, GravityScale, LinearVelocity, Position, RigidBody, Rotation,
     Sleeping,
@@ -18,7 +17,8 @@ use crate::body::{
 use crate::collision::collider::ColliderPose;
 use crate::collision::{Collider, ColliderOf, CollisionLayers};
 use crate::math::{Scalar, Vector};
-use crate::solver::Gravity;
+use crate::schedule::PhysicsStepTime;
+use crate::settings::Gravity;
 use crate::spatial_query::{SpatialQuery, SpatialQueryFilter};
 
 /// Bodies that close on a character faster than this (m/s) are not looked for ahead; the

@@ -140,7 +140,7 @@ impl Plugin for CharacterPlugin {
             controller::move_characters
                 .in_set(PhysicsStepSet::Prepare)
                 .after(crate::body::reject_non_finite_velocities)
-                .after(crate::body::mass::update_mass_properties),
+                .after(crate::collision::mass_properties::update_mass_properties),
         );
     }
 }

@@ -20,7 +20,8 @@ use super::collider::{
 use super::hooks::ActiveCollisionHooks;
 use crate::body::{AngularVelocity, LinearVelocity, Position, RigidBody, Rotation, Sleeping};
 use crate::math::Scalar;
-use crate::{PhysicsStepTime, SolverConfig};
+use crate::schedule::PhysicsStepTime;
+use crate::settings::SolverConfig;
 
 /// What the collider's body is doing this step.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

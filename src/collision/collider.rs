@@ -536,7 +536,7 @@ pub(crate) fn validate_colliders(
 pub(crate) fn refresh_body_on_hook(mut world: DeferredWorld, context: HookContext) {
     let collider = context.entity;
     if let (Some(body), _) = find_body_in(&world, collider) {
-        crate::body::mass::queue_mass_refresh(&mut world, body, Some(collider));
+        super::mass_properties::queue_mass_refresh(&mut world, body, Some(collider));
     }
 }
 

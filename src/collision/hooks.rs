@@ -45,9 +45,10 @@ use smallvec::SmallVec;
 
 use super::broad_phase::BroadPhase;
 use super::contacts::{ContactGraph, ContactPair, ContactPoint};
+use crate::collision::FrictionImpulse;
 use crate::math::{Scalar, Vector};
 use crate::schedule::{PhysicsSchedule, PhysicsStepSet};
-use crate::{FrictionImpulse, SolverConfig};
+use crate::settings::SolverConfig;
 
 /// Which [`CollisionHooks`] run for pairs involving this collider. Put it on the collider
 /// entity; a pair runs a hook when either collider has its flag.

@@ -5,6 +5,7 @@ pub mod collider;
 pub mod contacts;
 pub mod events;
 pub mod hooks;
+pub mod mass_properties;
 pub mod narrow_phase;
 
 pub use collider::{
@@ -28,22 +29,23 @@ pub(crate) struct ColliderPlugin;
 
 impl Plugin for ColliderPlugin {
     fn build(&self, app: &mut App) {
+        mass_properties::register_mass_hooks(app.world_mut());
         app.init_resource::<collider::ColliderOwnership>()
             .validate_component::<Friction>()
             .validate_component::<Restitution>()
-            .validate_component::<crate::ColliderDensity>()
-            .validate_component::<crate::Mass>()
-            .validate_component::<crate::CenterOfMass>()
+            .validate_component::<crate::body::ColliderDensity>()
+            .validate_component::<crate::body::Mass>()
+            .validate_component::<crate::body::CenterOfMass>()
             .add_systems(
                 PhysicsSchedule,
                 (
                     collider::validate_colliders,
                     collider::update_collider_bodies,
-                    crate::body::mass::update_mass_properties,
+                    mass_properties::update_mass_properties,
                 )
                     .chain()
                     .in_set(PhysicsStepSet::Prepare)
-                    .after(crate::sync::transform_to_position),
+                    .after(crate::body::sync::transform_to_position),
             );
     }
 }
@@ -80,7 +82,7 @@ impl Plugin for NarrowPhasePlugin {
                     // After the transforms are written, so observers see this step's poses.
                     events::report_collisions
                         .in_set(PhysicsStepSet::Finalize)
-                        .after(crate::sync::position_to_transform),
+                        .after(crate::body::sync::position_to_transform),
                 ),
             );
     }

@@ -16,7 +16,7 @@ use parry3d::query::{DefaultQueryDispatcher, PersistentQueryDispatcher, QueryDis
 
 use super::broad_phase::{BroadPhase, ColliderProxy, ProxyKind, prediction_distance};
 use super::contacts::{CollisionEnd, ContactGraph, ContactPair};
-use crate::SolverConfig;
+use crate::settings::SolverConfig;
 
 /// Below this many pairs the narrow phase runs on the calling thread.
 const PARALLEL_PAIRS: usize = 256;

@@ -90,10 +90,10 @@ use parry3d::query::{
 use parry3d::shape::{Ball, Shape};
 
 use super::solver_body::{RigidBodyQueryItem, SolverBodies};
-use crate::SolverConfig;
 use crate::collision::broad_phase::{BroadPhase, ColliderProxy, CollisionExclusions, ProxyKind};
 use crate::math::{Quaternion, Scalar, Vector, rotation_vector};
 use crate::schedule::{PhysicsSchedule, SolverSet};
+use crate::settings::SolverConfig;
 
 /// How a [`SweptCcd`] body's colliders are swept over a step.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]

@@ -33,7 +33,8 @@ use super::softness::SoftCoefficients;
 use super::solver_body::{RigidBodyQueryItem, SolverBodies};
 use crate::collision::{ContactGraph, FrictionImpulse};
 use crate::math::{Scalar, Vector, tangent_basis};
-use crate::{PhysicsStepTime, SolverConfig};
+use crate::schedule::PhysicsStepTime;
+use crate::settings::SolverConfig;
 
 /// How an impulse along a fixed direction `d` at anchors `r₁`, `r₂` acts on two bodies,
 /// precomputed once per step (the direction, anchors and step inertia do not change within
@@ -175,6 +176,19 @@ pub(crate) struct ContactConstraints {
 pub(crate) struct ContactCoefficients {
     pub dynamic: SoftCoefficients,
     pub fixed: SoftCoefficients,
+}
+
+impl ContactCoefficients {
+    /// The configured stiffness for substeps of length `h`, the frequency capped at a quarter
+    /// of the substep rate (where the soft step stays stable).
+    pub(crate) fn new(config: &SolverConfig, h: Scalar) -> Self {
+        let hertz = config.contact_frequency.min(0.25 / h);
+        let damping = config.contact_damping_ratio;
+        Self {
+            dynamic: SoftCoefficients::new(hertz, damping, h),
+            fixed: SoftCoefficients::new(config.static_stiffness_factor * hertz, damping, h),
+        }
+    }
 }
 
 /// Builds contact constraints from the contact graph, in colour order.
@@ -379,7 +393,7 @@ pub(crate) fn solve_contacts(
     time: Res<PhysicsStepTime>,
     config: Res<SolverConfig>,
 ) {
-    let coefficients = config.contact_coefficients(time.substep_delta);
+    let coefficients = ContactCoefficients::new(&config, time.substep_delta);
     solve(
         &mut solver,
         &mut contacts,

@@ -22,8 +22,8 @@
 use bevy::prelude::*;
 
 use super::solver_body::SolverBodies;
-use crate::PhysicsStepTime;
 use crate::math::{Matrix3, Quaternion, Scalar, Vector, integrate_rotation};
+use crate::schedule::PhysicsStepTime;
 
 /// Adds gravity, constant forces and damping to every dynamic body's velocity.
 pub(crate) fn integrate_velocities(mut solver: ResMut<SolverBodies>, time: Res<PhysicsStepTime>) {

@@ -14,7 +14,8 @@ use crate::body::{
     Sleeping,
 };
 use crate::math::{Matrix3, Quaternion, Scalar, Vector, integrate_rotation, rotate_inertia};
-use crate::{Gravity, PhysicsStepTime};
+use crate::schedule::PhysicsStepTime;
+use crate::settings::Gravity;
 
 /// One body inside the running step, backed by the dense solver storage.
 ///

@@ -3,13 +3,13 @@
 use bevy::prelude::*;
 use parry3d::bounding_volume::BoundingVolume;
 
-use crate::SolverConfig;
+use crate::body::sync::user_pose;
 use crate::body::{PoseSync, Position, RigidBody, Rotation, Sleeping};
 use crate::collision::broad_phase::{BroadPhase, ColliderProxy, ProxyKind};
 use crate::collision::collider::{ColliderPose, DisabledCollider, find_body};
 use crate::collision::{Collider, ColliderOf, CollisionLayers, Sensor};
 use crate::math::pose;
-use crate::sync::user_pose;
+use crate::settings::SolverConfig;
 
 /// Rebuilds the spatial-query tree from the colliders as they are now, with bodies where the
 /// user last put them (a written `Transform` or `Position` counts even before the physics step

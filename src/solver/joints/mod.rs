@@ -52,9 +52,9 @@ use super::xpbd::{
     angular_inverse_mass, apply_angular_impulse, apply_position_impulse, lagrange_update,
     positional_inverse_mass,
 };
-use crate::PhysicsStepTime;
 use crate::collision::broad_phase::CollisionExclusions;
 use crate::math::{Matrix3, Scalar, Vector};
+use crate::schedule::PhysicsStepTime;
 use crate::schedule::{
     PhysicsSchedule, PhysicsStepSet, SolverSet, SubstepSchedule, SubstepSolverSet,
 };
@@ -454,7 +454,7 @@ fn wake_d6_joined_on_add(add: On<Add, D6Joint>, joints: Query<&D6Joint>, command
 fn wake(mut commands: Commands, bodies: [Entity; 2]) {
     for body in bodies {
         if let Ok(mut body) = commands.get_entity(body) {
-            body.remove::<crate::Sleeping>();
+            body.remove::<crate::body::Sleeping>();
         }
     }
 }

@@ -4,9 +4,10 @@ use bevy::prelude::*;
 
 use super::{ConstraintRow, RowMode, RowSoftness};
 use crate::math::{Scalar, Vector};
+use crate::schedule::PhysicsStepTime;
+use crate::settings::SolverConfig;
 use crate::solver::SoftCoefficients;
 use crate::solver::solver_body::{RigidBodyQueryItem, SolverBodies};
-use crate::{PhysicsStepTime, SolverConfig};
 
 /// What a prepared row needs of the step: substep length, step length, substep count and the
 /// default (contact) softness.
@@ -25,7 +26,7 @@ impl StepContext {
             h,
             dt: time.delta,
             substeps: time.substeps.max(1) as Scalar,
-            contact: config.contact_coefficients(h).fixed,
+            contact: crate::solver::contact::ContactCoefficients::new(config, h).fixed,
         }
     }
 }

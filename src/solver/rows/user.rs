@@ -8,9 +8,10 @@ use bevy::prelude::*;
 use super::ConstraintRow;
 use super::solve::{PreparedRow, StepContext, VelocityRows};
 use crate::math::Scalar;
+use crate::schedule::PhysicsStepTime;
+use crate::settings::SolverConfig;
 use crate::solver::xpbd::{ConstraintDisabled, ParticipantData, resolve};
 use crate::solver::{RigidBodyQueryItem, SolverBodies};
-use crate::{PhysicsStepTime, SolverConfig};
 
 /// A velocity-level constraint between `ENTITY_COUNT` bodies, made of [`ConstraintRow`]s.
 ///

@@ -5,9 +5,9 @@ use bevy::ecs::entity::{EntityHashSet, MapEntities};
 use bevy::ecs::system::SystemParam;
 use bevy::prelude::*;
 
-use crate::PhysicsStepTime;
 use crate::body::{ComputedMass, LockedAxes, Position, RigidBody, Rotation, Sleeping};
 use crate::math::{Scalar, Vector, nudge_rotation};
+use crate::schedule::PhysicsStepTime;
 use crate::solver::solver_body::BodyForceData;
 use crate::solver::{RigidBodyQueryItem, SolverBodies};
 

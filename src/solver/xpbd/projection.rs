@@ -2,8 +2,8 @@
 
 use bevy::prelude::*;
 
-use crate::PhysicsStepTime;
 use crate::math::angular_velocity_between;
+use crate::schedule::PhysicsStepTime;
 use crate::solver::SolverBodies;
 
 /// Adds `(position change made by the XPBD sets) / h` to each body's linear velocity, and the

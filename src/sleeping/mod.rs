@@ -1,4 +1,5 @@
-//! Sleeping: bodies at rest stop being simulated until something disturbs them.
+//! Sleeping, the stage after the solver: bodies at rest stop being simulated until something
+//! disturbs them.
 //!
 //! Every step, dynamic bodies are grouped into islands: bodies connected through touching
 //! contacts (static bodies do not connect) and through joints and constraints. A body's timer
@@ -13,26 +14,15 @@
 use bevy::ecs::system::SystemChangeTick;
 use bevy::prelude::*;
 
-use super::{
+use crate::body::{
     AngularVelocity, ConstantForce, ConstantTorque, ExternalImpulse, LinearVelocity, RigidBody,
+    SleepTimer, Sleeping, SleepingDisabled,
 };
-use crate::PhysicsStepTime;
 use crate::collision::ContactGraph;
 use crate::math::Scalar;
+use crate::schedule::{PhysicsSchedule, PhysicsStepSet, PhysicsStepTime};
 use crate::solver::SolverBodies;
-use crate::validation::{Validate, check, join};
-
-/// Marks a sleeping body. Remove it to wake the body; insert it to put the body to sleep.
-#[derive(Component, Clone, Copy, Debug, Default)]
-pub struct Sleeping;
-
-/// Keeps a body (and its island) from ever sleeping.
-#[derive(Component, Clone, Copy, Debug, Default)]
-pub struct SleepingDisabled;
-
-/// How long a body has been slow enough to sleep, in seconds.
-#[derive(Component, Clone, Copy, Debug, Default, PartialEq)]
-pub struct SleepTimer(pub Scalar);
+use crate::validation::{Validate, ValidationApp, check, join};
 
 /// When bodies fall asleep. A NaN or negative field is replaced by its default, with a
 /// warning.
@@ -282,8 +272,6 @@ pub(crate) struct SleepingPlugin;
 
 impl Plugin for SleepingPlugin {
     fn build(&self, app: &mut App) {
-        use crate::schedule::{PhysicsSchedule, PhysicsStepSet};
-        use crate::validation::ValidationApp;
         app.init_resource::<SleepThreshold>()
             .validate_resource::<SleepThreshold>()
             .add_systems(
@@ -291,7 +279,7 @@ impl Plugin for SleepingPlugin {
                 (
                     wake_on_user_changes
                         .in_set(PhysicsStepSet::Prepare)
-                        .after(crate::sync::transform_to_position),
+                        .after(crate::body::sync::transform_to_position),
                     update_sleeping.in_set(PhysicsStepSet::Sleeping),
                 ),
             );

@@ -1,0 +1,202 @@
+//! Mass properties from colliders: each body's [`ComputedMass`] is the sum of its usable
+//! colliders' mass properties (parry's, at each collider's pose relative to the body origin),
+//! with the body's [`Mass`] and [`CenterOfMass`] overrides applied (see
+//! [`body::mass`](crate::body::mass) for the rules).
+//!
+//! It is computed as soon as a body, a collider, a [`ColliderDensity`], a [`Mass`] or a
+//! [`CenterOfMass`] is inserted or removed (component hooks registered by the collider plugin),
+//! so a system that runs right after spawning reads the real mass; the prepare stage of each
+//! step then recomputes it for whatever changed since, and stays the authority.
+
+use bevy::ecs::component::Mutable;
+use bevy::ecs::lifecycle::HookContext;
+use bevy::ecs::world::DeferredWorld;
+use bevy::prelude::*;
+use parry3d::mass_properties::MassProperties;
+
+use super::collider::{Collider, ColliderOf};
+use crate::body::{CenterOfMass, ColliderDensity, ComputedMass, Mass, RigidBody};
+use crate::math::Scalar;
+use crate::validation::non_negative;
+
+/// Registers the hooks that recompute a body's mass when its overrides, its density or the
+/// body itself are inserted or removed. (The hooks of [`Collider`] are on its type.)
+pub(crate) fn register_mass_hooks(world: &mut World) {
+    fn on_insert_and_remove<T: Component<Mutability = Mutable>>(
+        world: &mut World,
+        hook: fn(DeferredWorld, HookContext),
+    ) {
+        world
+            .register_component_hooks::<T>()
+            .on_insert(hook)
+            .on_remove(hook);
+    }
+    on_insert_and_remove::<Mass>(world, refresh_on_hook);
+    on_insert_and_remove::<CenterOfMass>(world, refresh_on_hook);
+    world
+        .register_component_hooks::<RigidBody>()
+        .on_insert(refresh_on_hook);
+    world
+        .register_component_hooks::<ColliderDensity>()
+        .on_insert(super::collider::refresh_body_on_hook);
+}
+
+/// Recomputes [`ComputedMass`] for new bodies, bodies whose overrides changed or were removed,
+/// and bodies whose colliders changed.
+#[allow(clippy::type_complexity)]
+pub(crate) fn update_mass_properties(
+    mut ownership: ResMut<super::collider::ColliderOwnership>,
+    mut removed_mass: RemovedComponents<Mass>,
+    mut removed_center: RemovedComponents<CenterOfMass>,
+    changed: Query<
+        Entity,
+        (
+            With<RigidBody>,
+            Or<(Added<RigidBody>, Changed<Mass>, Changed<CenterOfMass>)>,
+        ),
+    >,
+    colliders: Query<
+        (
+            &Collider,
+            &ColliderDensity,
+            &super::collider::ColliderPose,
+            &ColliderOf,
+        ),
+        Without<super::collider::DisabledCollider>,
+    >,
+    mut bodies: Query<(&mut ComputedMass, Option<&Mass>, Option<&CenterOfMass>)>,
+) {
+    let mut dirty = std::mem::take(&mut ownership.dirty_bodies);
+    dirty.extend(changed.iter());
+    // Despawned bodies are filtered out below, where their `ComputedMass` is not found.
+    dirty.extend(removed_mass.read());
+    dirty.extend(removed_center.read());
+    if dirty.is_empty() {
+        ownership.dirty_bodies = dirty;
+        return;
+    }
+    dirty.sort_unstable();
+    dirty.dedup();
+    let mut sums: bevy::ecs::entity::EntityHashMap<Option<MassProperties>> =
+        dirty.iter().map(|&e| (e, None)).collect();
+    for (collider, density, pose, collider_of) in &colliders {
+        if let Some(sum) = sums.get_mut(&collider_of.body) {
+            let props = collider_mass(collider, density.0, pose);
+            *sum = Some(sum.map_or(props, |s| s + props));
+        }
+    }
+    for &entity in &dirty {
+        if let Ok((mut computed, mass, com)) = bodies.get_mut(entity) {
+            let props = sums.get(&entity).copied().flatten();
+            let overrides = (mass.map(|m| m.0), com.map(|c| c.0));
+            *computed = ComputedMass::from_parts(entity, props, overrides, true);
+        }
+    }
+    dirty.clear();
+    ownership.dirty_bodies = dirty;
+}
+
+/// One collider's mass properties about its body's origin. A density the validation stage has
+/// not seen yet is used only if it is usable (else the default), so nothing non-finite enters
+/// the sum; a zero-density collider adds nothing.
+fn collider_mass(
+    collider: &Collider,
+    density: Scalar,
+    pose: &super::collider::ColliderPose,
+) -> MassProperties {
+    let density = if non_negative(density) {
+        density
+    } else {
+        1000.0
+    };
+    collider
+        .shape()
+        .mass_properties(density)
+        .transform_by(&pose.pose())
+}
+
+/// Hook of [`RigidBody`], [`Mass`] and [`CenterOfMass`]: recompute the body's mass once the
+/// change is done.
+fn refresh_on_hook(mut world: DeferredWorld, context: HookContext) {
+    queue_mass_refresh(&mut world, context.entity, None);
+}
+
+/// Recomputes `body`'s [`ComputedMass`] from what the world holds once the current spawn or
+/// insert has finished. `collider`, if given, is the collider entity whose change asked for it:
+/// a new child is listed in its parent's `Children` only by a command its `ChildOf` hook
+/// queues, which may run after this one, so that collider is found from its own `ChildOf`.
+pub(crate) fn queue_mass_refresh(
+    world: &mut DeferredWorld,
+    body: Entity,
+    collider: Option<Entity>,
+) {
+    world
+        .commands()
+        .queue(move |world: &mut World| refresh_mass(world, body, collider));
+}
+
+/// Fills `body`'s [`ComputedMass`] now, from its colliders and overrides. Warnings are left to
+/// the prepare stage, which recomputes the mass of new bodies anyway.
+fn refresh_mass(world: &mut World, body: Entity, collider: Option<Entity>) {
+    if world.get::<RigidBody>(body).is_none() {
+        return;
+    }
+    let props = colliders_mass(world, body, collider);
+    let overrides = (
+        world.get::<Mass>(body).map(|m| m.0),
+        world.get::<CenterOfMass>(body).map(|c| c.0),
+    );
+    if let Some(mut computed) = world.get_mut::<ComputedMass>(body) {
+        *computed = ComputedMass::from_parts(body, props, overrides, false);
+    }
+}
+
+/// The summed mass properties of the usable colliders on `body` and its descendants (down to,
+/// not into, other bodies), plus `extra` (a collider under `body` not yet in its parent's
+/// `Children`), about the body origin: what the prepare stage sums, found by walking the
+/// hierarchy instead of the collider links the stage maintains.
+fn colliders_mass(world: &World, body: Entity, extra: Option<Entity>) -> Option<MassProperties> {
+    let mut sum: Option<MassProperties> = None;
+    let mut add = |entity: Entity, local: Transform| {
+        if let Some(props) = usable_collider_mass(world, entity, local) {
+            sum = Some(sum.map_or(props, |s| s + props));
+        }
+    };
+    let mut seen_extra = false;
+    let mut stack = vec![(body, Transform::IDENTITY)];
+    while let Some((entity, local)) = stack.pop() {
+        seen_extra |= Some(entity) == extra;
+        add(entity, local);
+        for &child in world.get::<Children>(entity).into_iter().flatten() {
+            if world.get::<RigidBody>(child).is_none() {
+                let transform = world.get::<Transform>(child).copied().unwrap_or_default();
+                stack.push((child, local * transform));
+            }
+        }
+    }
+    if let Some(extra) = extra.filter(|_| !seen_extra) {
+        let (found, local) = super::collider::find_body_in(world, extra);
+        if found == Some(body) {
+            add(
+                extra,
+                Transform::from_translation(local.translation).with_rotation(local.rotation),
+            );
+        }
+    }
+    sum
+}
+
+/// The mass properties of `entity`'s collider at `local` (relative to its body's origin), if
+/// it has a usable one.
+fn usable_collider_mass(world: &World, entity: Entity, local: Transform) -> Option<MassProperties> {
+    let collider = world.get::<Collider>(entity)?;
+    if collider.validate().is_some() {
+        return None;
+    }
+    let density = world.get::<ColliderDensity>(entity).map_or(1000.0, |d| d.0);
+    let pose = super::collider::ColliderPose {
+        translation: local.translation,
+        rotation: local.rotation,
+    };
+    Some(collider_mass(collider, density, &pose))
+}
