@@ -97,6 +97,20 @@
 //! supported cube. Four XPBD passes bring a 40×40 grid of heavy spheres hanging from two
 //! corners to a worst joint error of about 6 cm, where one pass lets it tear apart.
 //!
+//! ## Rollback snapshots
+//!
+//! [`PhysicsSnapshot::capture`] copies the whole simulation state of a world (bodies,
+//! velocities, sleeping, contact warm-start data, joint state, broad phase, velocity rows, the
+//! step count) and [`PhysicsSnapshot::restore`] puts it back, so that the steps after a
+//! restore are bit-identical to those after the capture: what rollback networking needs.
+//! Restore into the same world (same entities), then step with the same inputs. Your inputs
+//! (colliders, masses, forces, settings) and your own components are not in a snapshot. The
+//! full list of what is and is not captured is in [`snapshot`].
+//!
+//! Because a restore changes how the ECS stores entities, nothing in a step depends on that
+//! storage order: joints, velocity constraints and swept bodies are solved in the order of
+//! their entity indices, contacts in pair order.
+//!
 //! ## Bad input
 //!
 //! Every public input is checked where it enters the step: non-finite poses or velocities,
@@ -121,6 +135,7 @@ pub mod math;
 pub mod schedule;
 pub mod settings;
 pub mod sleeping;
+pub mod snapshot;
 pub mod solver;
 pub mod spatial_query;
 pub mod validation;
@@ -137,6 +152,7 @@ pub use collision::*;
 pub use schedule::*;
 pub use settings::{Gravity, SolverConfig};
 pub use sleeping::SleepThreshold;
+pub use snapshot::PhysicsSnapshot;
 pub use solver::{RigidBodyQueryItem, SolverBodies, SweepMode, SweptCcd};
 pub use spatial_query::*;
 
@@ -172,6 +188,7 @@ pub mod prelude {
     };
     pub use crate::settings::{Gravity, SolverConfig};
     pub use crate::sleeping::SleepThreshold;
+    pub use crate::snapshot::PhysicsSnapshot;
     pub use crate::solver::joints::{
         D6Axis, D6Drive, D6Joint, D6Limit, D6Motion, DistanceJoint, FixedJoint, Joint, JointBroken,
         JointMotor, MotorTarget, PrismaticJoint, RevoluteJoint, SphericalJoint,

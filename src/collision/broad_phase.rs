@@ -162,6 +162,32 @@ impl BroadPhase {
         }
     }
 
+    /// A copy of everything but the scratch workspace, for a
+    /// [`PhysicsSnapshot`](crate::PhysicsSnapshot): the tree's shape and its incremental
+    /// optimisation state depend on history, and decide which of two equally near colliders a
+    /// nearest-hit query or a swept body meets first.
+    pub(crate) fn clone_state(&self) -> Self {
+        Self {
+            proxies: self.proxies.clone(),
+            pairs: self.pairs.clone(),
+            bvh: self.bvh.clone(),
+            workspace: BvhWorkspace::default(),
+            leaf_proxy: self.leaf_proxy.clone(),
+            leaves: self.leaves.clone(),
+            generation: self.generation,
+        }
+    }
+
+    /// Puts back a state taken with [`Self::clone_state`], keeping this workspace.
+    pub(crate) fn restore_state(&mut self, state: &Self) {
+        self.proxies.clone_from(&state.proxies);
+        self.pairs.clone_from(&state.pairs);
+        self.bvh.clone_from(&state.bvh);
+        self.leaf_proxy.clone_from(&state.leaf_proxy);
+        self.leaves.clone_from(&state.leaves);
+        self.generation = state.generation;
+    }
+
     /// Brings the inner nodes of the tree up to date with moved leaves.
     pub(crate) fn refit(&mut self) {
         self.bvh.refit(&mut self.workspace);

@@ -83,6 +83,7 @@ pub struct ContactPoint {
 }
 
 /// The contact state between two colliders whose AABBs overlap.
+#[derive(Clone)]
 pub struct ContactPair {
     /// The first collider (the smaller entity).
     pub collider1: Entity,

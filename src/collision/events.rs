@@ -80,7 +80,7 @@ pub struct CollisionEventsEnabled;
 /// # bevy::ecs::system::assert_is_system(count_contacts);
 /// ```
 #[derive(Component, Clone, Debug, Default, PartialEq, Eq)]
-pub struct CollidingEntities(Vec<Entity>);
+pub struct CollidingEntities(pub(crate) Vec<Entity>);
 
 impl CollidingEntities {
     /// The touching colliders, sorted.

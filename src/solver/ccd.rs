@@ -291,6 +291,10 @@ fn thinnest_half_extent(shape: &dyn Shape) -> Scalar {
 }
 
 /// Sweeps every awake dynamic body with [`SweptCcd`] and moves it back to its first impact.
+///
+/// Bodies are swept in the order of their entity indices: a body moved back changes what the
+/// bodies swept after it see, and the ECS storage order changes with every component a body
+/// gains or loses.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn sweep_bodies(
     mut solver: ResMut<SolverBodies>,
@@ -300,10 +304,16 @@ pub(crate) fn sweep_bodies(
     ccd_bodies: Query<(Entity, &SweptCcd)>,
     children: Query<&Children>,
     mut stack: Local<Vec<Entity>>,
+    mut order: Local<Vec<(Entity, SweptCcd)>>,
     mut warned: Local<EntityHashSet>,
 ) {
     let slop = config.linear_slop.max(0.0);
-    for (entity, ccd) in &ccd_bodies {
+    order.clear();
+    order.extend(ccd_bodies.iter().map(|(entity, ccd)| (entity, *ccd)));
+    if !order.is_sorted_by_key(|(entity, _)| entity.index_u32()) {
+        order.sort_unstable_by_key(|(entity, _)| entity.index_u32());
+    }
+    for &(entity, ccd) in order.iter() {
         let Some(slot) = solver.slot(entity) else {
             continue;
         };
@@ -314,7 +324,7 @@ pub(crate) fn sweep_bodies(
             solver: &solver,
             broad: &broad,
             exclusions: &exclusions,
-            ccd: *ccd,
+            ccd,
             body: entity,
             slot,
             slop,

@@ -303,6 +303,10 @@ pub struct SolverBodies {
     /// Substep length, and how many substeps have integrated positions so far this step.
     pub(crate) substep: Scalar,
     pub(crate) substeps_done: u32,
+    /// Counts gathers: a key for per-step caches that, unlike
+    /// [`PhysicsStepTime::step_count`], never repeats (a snapshot restore sets the step count
+    /// back).
+    pub(crate) generation: u64,
 }
 
 impl Default for SolverBodies {
@@ -321,6 +325,7 @@ impl Default for SolverBodies {
             gravity: Vector::ZERO,
             substep: 0.0,
             substeps_done: 0,
+            generation: 0,
         }
     }
 }
@@ -363,6 +368,7 @@ impl SolverBodies {
         self.woken.clear();
         self.links.clear();
         self.substeps_done = 0;
+        self.generation = self.generation.wrapping_add(1);
     }
 
     /// Brings a sleeping dynamic body into the step in progress, woken by a constraint: with

@@ -25,6 +25,7 @@ mod pipeline;
 mod query;
 
 pub use casters::{RayCaster, RayHits, ShapeCaster, ShapeHits};
+pub(crate) use pipeline::QueryTreeStale;
 pub use pipeline::update_spatial_query_pipeline;
 pub use query::{
     PointProjectionHit, RayHitData, ShapeCastConfig, ShapeHitData, SpatialQuery, SpatialQueryFilter,

@@ -141,7 +141,7 @@ pub(crate) fn follow_moved_bodies(
 
 /// Colliders were spawned or despawned since the tree was last built.
 #[derive(Resource, Default)]
-pub(crate) struct QueryTreeStale(bool);
+pub(crate) struct QueryTreeStale(pub(crate) bool);
 
 pub(crate) fn tree_is_stale(stale: Res<QueryTreeStale>) -> bool {
     stale.0

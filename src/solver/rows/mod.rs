@@ -75,7 +75,11 @@ mod solve;
 mod user;
 
 pub use solve::VelocityRows;
-pub use user::{RowSink, VelocityConstraint, VelocityConstraintCache, solve_velocity_constraint};
+pub(crate) use user::RowMap;
+pub use user::{
+    RowSink, VelocityConstraint, VelocityConstraintCache, VelocityConstraintCaches,
+    solve_velocity_constraint,
+};
 
 use bevy::prelude::*;
 
@@ -89,6 +93,7 @@ pub(crate) struct RowPlugin;
 impl Plugin for RowPlugin {
     fn build(&self, app: &mut App) {
         app.init_resource::<solve::VelocityRows>()
+            .init_resource::<user::VelocityConstraintCaches>()
             .add_systems(
                 PhysicsSchedule,
                 solve::clear_rows.in_set(SolverSet::PrepareContacts),

@@ -71,7 +71,7 @@ pub(crate) struct PreparedRow {
 
 /// Every velocity row of the step, in the order the constraints added them (the engine's
 /// dense row storage; it has no public fields).
-#[derive(Resource, Default)]
+#[derive(Resource, Default, Clone)]
 pub struct VelocityRows {
     pub(crate) rows: Vec<PreparedRow>,
     /// The per-step impulses of the rows of the last finished step, by row index.

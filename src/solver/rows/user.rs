@@ -125,19 +125,54 @@ struct Block {
 /// reused, so steady-state steps allocate nothing.
 #[derive(Default)]
 pub struct VelocityConstraintCache {
-    step: u64,
-    blocks: Vec<Block>,
-    /// Per added row, its index in the step's prepared rows (`u32::MAX`: skipped).
-    row_map: Vec<u32>,
-    previous_blocks: Vec<Block>,
-    previous_map: Vec<u32>,
+    /// Where the last step's rows went (the state a [`PhysicsSnapshot`] keeps).
+    ///
+    /// [`PhysicsSnapshot`]: crate::PhysicsSnapshot
+    map: RowMap,
+    /// The step before's, reused as the next step's buffers.
+    previous: RowMap,
     by_entity: EntityHashMap<u32>,
+    /// This step's constraints by entity index.
+    order: Vec<Entity>,
     raw: Vec<RawRow>,
     impulses: Vec<Scalar>,
     /// Constraints warned about missing entities (managed by the slot resolver).
     warned: EntityHashSet,
     /// Constraints warned about a bad row.
     row_warned: EntityHashSet,
+}
+
+/// Where one step's rows of one constraint type went.
+#[derive(Clone, Default)]
+pub(crate) struct RowMap {
+    step: u64,
+    blocks: Vec<Block>,
+    /// Per added row, its index in the step's prepared rows (`u32::MAX`: skipped).
+    row_map: Vec<u32>,
+}
+
+/// The [`VelocityConstraintCache`] of every velocity-constraint type, in the order their
+/// systems first ran. A resource rather than each system's `Local`, so that a
+/// [`PhysicsSnapshot`](crate::PhysicsSnapshot) can capture and restore the warm-start data.
+#[derive(Resource, Default)]
+pub struct VelocityConstraintCaches(Vec<VelocityConstraintCache>);
+
+impl VelocityConstraintCaches {
+    /// Each type's row map, for a snapshot.
+    pub(crate) fn row_maps(&self) -> Vec<RowMap> {
+        self.0.iter().map(|cache| cache.map.clone()).collect()
+    }
+
+    /// Puts back row maps taken by [`Self::row_maps`]; types that had not run then start
+    /// afresh, as they did.
+    pub(crate) fn restore_row_maps(&mut self, maps: &[RowMap]) {
+        for (i, cache) in self.0.iter_mut().enumerate() {
+            match maps.get(i) {
+                Some(map) => cache.map.clone_from(map),
+                None => cache.map = RowMap::default(),
+            }
+        }
+    }
 }
 
 /// Gathers the rows of every constraint of type `C` once per step; add it to
@@ -159,27 +194,47 @@ pub fn solve_velocity_constraint<C, const ENTITY_COUNT: usize>(
     mut rows: ResMut<VelocityRows>,
     time: Res<PhysicsStepTime>,
     config: Res<SolverConfig>,
-    mut cache: Local<VelocityConstraintCache>,
+    mut caches: ResMut<VelocityConstraintCaches>,
+    mut index: Local<Option<usize>>,
 ) where
     C: VelocityConstraint<ENTITY_COUNT> + Component<Mutability = Mutable>,
 {
-    let cache = &mut *cache;
-    let fresh = rows.last_step == cache.step;
+    let caches = &mut caches.0;
+    let index = *index.get_or_insert_with(|| {
+        caches.push(VelocityConstraintCache::default());
+        caches.len() - 1
+    });
+    let Some(cache) = caches.get_mut(index) else {
+        return;
+    };
+    let fresh = rows.last_step == cache.map.step;
     read_back(cache, &rows.last_impulses, fresh, &mut constraints);
     let step = StepContext::new(&time, &config);
-    std::mem::swap(&mut cache.blocks, &mut cache.previous_blocks);
-    std::mem::swap(&mut cache.row_map, &mut cache.previous_map);
-    cache.blocks.clear();
-    cache.row_map.clear();
-    cache.step = time.step_count;
+    std::mem::swap(&mut cache.map, &mut cache.previous);
+    cache.map.blocks.clear();
+    cache.map.row_map.clear();
+    cache.map.step = time.step_count;
     cache.by_entity.clear();
     if fresh {
-        for (i, block) in cache.previous_blocks.iter().enumerate() {
+        for (i, block) in cache.previous.blocks.iter().enumerate() {
             cache.by_entity.insert(block.entity, i as u32);
         }
     }
+    // Entity-index order, not storage order: the rows are solved in the order they are
+    // added, and the storage order changes whenever a constraint entity gains or loses a
+    // component.
+    cache.order.clear();
+    cache
+        .order
+        .extend(constraints.iter().map(|(entity, _)| entity));
+    if !cache.order.is_sorted_by_key(|e| e.index_u32()) {
+        cache.order.sort_unstable_by_key(|e| e.index_u32());
+    }
     let rows = &mut *rows;
-    for (entity, constraint) in &constraints {
+    for &entity in &cache.order {
+        let Ok((_, constraint)) = constraints.get(entity) else {
+            continue;
+        };
         let Some(slots) = resolve(
             entity,
             constraint.entities(),
@@ -201,12 +256,12 @@ pub fn solve_velocity_constraint<C, const ENTITY_COUNT: usize>(
         let warm = cache
             .by_entity
             .get(&entity)
-            .map(|&i| cache.previous_blocks[i as usize])
+            .map(|&i| cache.previous.blocks[i as usize])
             .filter(|b| b.len as usize == cache.raw.len());
-        let start = cache.row_map.len() as u32;
+        let start = cache.map.row_map.len() as u32;
         for (i, raw) in cache.raw.iter().enumerate() {
             let warm_impulse = warm.map_or(0.0, |b| {
-                let index = cache.previous_map[b.start as usize + i];
+                let index = cache.previous.row_map[b.start as usize + i];
                 rows.last_impulses
                     .get(index as usize)
                     .copied()
@@ -231,9 +286,9 @@ pub fn solve_velocity_constraint<C, const ENTITY_COUNT: usize>(
                     }
                 }
             };
-            cache.row_map.push(index);
+            cache.map.row_map.push(index);
         }
-        cache.blocks.push(Block {
+        cache.map.blocks.push(Block {
             entity,
             start,
             len: cache.raw.len() as u32,
@@ -279,12 +334,12 @@ fn read_back<C, const N: usize>(
     if !fresh {
         return;
     }
-    for block in &cache.blocks {
+    for block in &cache.map.blocks {
         let Ok((_, mut constraint)) = constraints.get_mut(block.entity) else {
             continue;
         };
         cache.impulses.clear();
-        let map = &cache.row_map[block.start as usize..(block.start + block.len) as usize];
+        let map = &cache.map.row_map[block.start as usize..(block.start + block.len) as usize];
         cache.impulses.extend(
             map.iter()
                 .map(|&i| last.get(i as usize).copied().unwrap_or(0.0)),

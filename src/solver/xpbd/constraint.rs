@@ -172,18 +172,28 @@ pub(crate) fn apply_angular_impulse(body: &mut RigidBodyQueryItem, p: Vector) {
 #[derive(Component, Clone, Copy, Debug, Default)]
 pub struct ConstraintDisabled;
 
-/// The dense slots of each constraint's bodies, resolved once per step.
+/// The dense slots of each constraint's bodies, resolved once per step, in entity-index order.
 pub struct ConstraintSlots<const N: usize> {
-    step: u64,
+    /// The step (and the solver's gather, which unlike the step count never repeats) the
+    /// entries were resolved for.
+    key: (u64, u64),
+    /// Per constraint, by entity index: its entity and its bodies' slots (`None`: skipped).
     entries: Vec<(Entity, Option<[usize; N]>)>,
+    /// Whether the query yields the constraints in entity-index order, so that they are
+    /// visited by iterating it rather than by looking each one up.
+    in_query_order: bool,
+    /// Each constraint's entity and bodies, gathered before sorting (reused scratch).
+    gathered: Vec<(Entity, [Entity; N])>,
     warned: EntityHashSet,
 }
 
 impl<const N: usize> Default for ConstraintSlots<N> {
     fn default() -> Self {
         Self {
-            step: u64::MAX,
+            key: (u64::MAX, u64::MAX),
             entries: Vec::new(),
+            in_query_order: true,
+            gathered: Vec::new(),
             warned: EntityHashSet::default(),
         }
     }
@@ -219,22 +229,37 @@ where
     /// Resolves the constraints' bodies to dense slots on the first substep of a step (or if
     /// the set of constraints changed), and clears the multipliers of those that will be
     /// solved.
+    ///
+    /// Constraints are visited in the order of their entity indices, not in the order the
+    /// ECS stores them: that order changes whenever a constraint entity gains or loses a
+    /// component (a joint breaking reorders the others), and Gauss–Seidel results depend on
+    /// it. When the storage order already is index order (constraints spawned one after
+    /// another, the usual case) the query is iterated; otherwise each constraint is looked up.
     pub fn prepare(&mut self, solver: &mut SolverBodies, step: u64) {
+        let key = (step, solver.generation);
         let cache = &mut *self.cache;
-        let stale = cache.step != step
+        let stale = cache.key != key
             || cache.entries.len() != self.constraints.iter().len()
-            || cache
-                .entries
-                .iter()
-                .zip(self.constraints.iter())
-                .any(|(a, (e, _))| a.0 != e);
+            || (cache.in_query_order
+                && cache
+                    .entries
+                    .iter()
+                    .zip(self.constraints.iter())
+                    .any(|(a, (e, _))| a.0 != e));
         if stale {
-            cache.step = step;
+            cache.key = key;
+            cache.gathered.clear();
+            let bodies = self.constraints.iter().map(|(e, c)| (e, c.entities()));
+            cache.gathered.extend(bodies);
+            cache.in_query_order = cache.gathered.is_sorted_by_key(|g| g.0.index_u32());
+            if !cache.in_query_order {
+                cache.gathered.sort_unstable_by_key(|g| g.0.index_u32());
+            }
             cache.entries.clear();
-            for (entity, constraint) in &self.constraints {
+            for &(entity, bodies) in &cache.gathered {
                 let slots = resolve(
                     entity,
-                    constraint.entities(),
+                    bodies,
                     solver,
                     &self.participants,
                     &mut cache.warned,
@@ -244,28 +269,40 @@ where
         }
         // Skipped constraints (all bodies asleep or static) keep their state, so a sleeping
         // joint still reports the force it last carried.
-        for ((_, slots), (_, mut constraint)) in
-            self.cache.entries.iter().zip(&mut self.constraints)
-        {
-            if slots.is_some() {
-                // Solver bookkeeping (here and in `solve`) is not a change for `Changed<C>`,
-                // which is how the validation stage finds constraints the user changed.
-                constraint
-                    .bypass_change_detection()
-                    .clear_lagrange_multipliers();
-            }
-        }
+        self.for_each_resolved(|_, mut constraint| {
+            // Solver bookkeeping (here and in `solve`) is not a change for `Changed<C>`,
+            // which is how the validation stage finds constraints the user changed.
+            constraint
+                .bypass_change_detection()
+                .clear_lagrange_multipliers();
+        });
     }
 
     /// Calls [`XpbdConstraint::solve`] on every constraint whose bodies were resolved.
     pub fn solve(&mut self, solver: &mut SolverBodies, dt: Scalar) {
-        for ((_, slots), (_, mut constraint)) in
-            self.cache.entries.iter().zip(&mut self.constraints)
-        {
-            if let Some(slots) = slots
-                && let Ok(bodies) = solver.bodies.get_disjoint_mut(*slots)
-            {
+        self.for_each_resolved(|slots, mut constraint| {
+            if let Ok(bodies) = solver.bodies.get_disjoint_mut(slots) {
                 constraint.bypass_change_detection().solve(bodies, dt);
+            }
+        });
+    }
+
+    /// Runs `f` on every constraint whose bodies were resolved, by entity index.
+    fn for_each_resolved(&mut self, mut f: impl FnMut([usize; N], Mut<C>)) {
+        let (cache, constraints) = (&*self.cache, &mut self.constraints);
+        if cache.in_query_order {
+            for ((_, slots), (_, constraint)) in cache.entries.iter().zip(constraints) {
+                if let Some(slots) = slots {
+                    f(*slots, constraint);
+                }
+            }
+        } else {
+            for (entity, slots) in &cache.entries {
+                if let Some(slots) = slots
+                    && let Ok((_, constraint)) = constraints.get_mut(*entity)
+                {
+                    f(*slots, constraint);
+                }
             }
         }
     }
@@ -278,7 +315,8 @@ where
 /// constraint with an awake body are woken, and a constraint whose bodies are all static or
 /// asleep is skipped. A constraint naming a missing or non-body entity, or the same entity
 /// twice, is skipped with a warning naming it. Every substep, the multipliers are cleared and
-/// then every constraint is solved [`XpbdIterations`] times.
+/// then every constraint is solved [`XpbdIterations`] times, in the order of their entity
+/// indices.
 pub fn solve_constraint<C, const ENTITY_COUNT: usize>(
     mut constraints: ConstraintSolver<C, ENTITY_COUNT>,
     mut solver: ResMut<SolverBodies>,

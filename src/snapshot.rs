@@ -1,0 +1,648 @@
+//! Rollback snapshots: capture the whole simulation state and restore it into the same world.
+//!
+//! [`PhysicsSnapshot::capture`] copies everything the engine carries from one step to the next
+//! into a value; [`PhysicsSnapshot::restore`] writes it back. After a restore, the next steps
+//! are bit-identical to the steps that followed the capture, given the same inputs: this is
+//! what rollback networking (GGRS-style: save every frame, and on a late input load an old
+//! frame and re-simulate) needs.
+//!
+//! ```
+//! use bevy::prelude::*;
+//! use impetus3d::prelude::*;
+//!
+//! let mut app = impetus3d::headless_app(1.0 / 64.0);
+//! let ball = app
+//!     .world_mut()
+//!     .spawn((RigidBody::Dynamic, Collider::sphere(0.5), Transform::from_xyz(0.0, 3.0, 0.0)))
+//!     .id();
+//! app.update();
+//!
+//! let snapshot = PhysicsSnapshot::capture(app.world_mut());
+//! for _ in 0..30 {
+//!     app.update();
+//! }
+//! let first_run = *app.world().get::<Position>(ball).unwrap();
+//!
+//! // Roll back (as often as needed: the snapshot stays usable) and simulate again.
+//! snapshot.restore(app.world_mut());
+//! for _ in 0..30 {
+//!     app.update();
+//! }
+//! assert_eq!(*app.world().get::<Position>(ball).unwrap(), first_run);
+//! ```
+//!
+//! In an app, capture and restore from exclusive systems:
+//!
+//! ```
+//! # use bevy::prelude::*;
+//! # use impetus3d::prelude::*;
+//! #[derive(Resource)]
+//! struct Saved(PhysicsSnapshot);
+//!
+//! fn save(world: &mut World) {
+//!     let snapshot = PhysicsSnapshot::capture(world);
+//!     world.insert_resource(Saved(snapshot));
+//! }
+//!
+//! fn load(world: &mut World) {
+//!     world.resource_scope(|world, saved: Mut<Saved>| saved.0.restore(world));
+//! }
+//! # bevy::ecs::system::assert_is_system(save);
+//! # bevy::ecs::system::assert_is_system(load);
+//! ```
+//!
+//! # The rule
+//!
+//! Restore into the world the snapshot was captured from, with the same entities, then step.
+//! The snapshot holds the engine's state, not your inputs: for the re-simulated steps to
+//! repeat the originals, give them the same inputs (forces, motor targets, desired velocities,
+//! spawns and despawns) at the same steps, as a rollback library does.
+//!
+//! - An entity captured but despawned since (or that lost its body, joint or character
+//!   component) is reported with a `warn!` naming it and left out; everything else is restored
+//!   and simulates. Its contact pairs end at the next step, as for any despawn.
+//! - A physics entity spawned after the capture is not in the snapshot and keeps its current
+//!   state. Its contact pairs were not in the captured contact graph, so they start afresh
+//!   (new [`CollisionStart`](crate::CollisionStart)s, no warm start). A rollback library
+//!   despawns such entities (or respawns the ones it rolls back) itself. The spatial-query
+//!   tree is rebuilt at the restore whenever colliders were spawned or despawned since the
+//!   capture, so that queries see the world as it is.
+//! - Captures and restores cost time proportional to the number of bodies, colliders, joints
+//!   and contact pairs; nothing is paid per step when no snapshot is taken.
+//!
+//! # What a snapshot holds
+//!
+//! Per body ([`RigidBody`] entity):
+//! - [`Position`], [`Rotation`], [`LinearVelocity`], [`AngularVelocity`] and [`Transform`];
+//! - the pose-sync bookkeeping ([`PoseSync`]), so that a restore is not taken for a teleport
+//!   by the user (which would wake the body);
+//! - [`Sleeping`] and the sleep timer, and whether a change since the body fell asleep (to its
+//!   velocity, force or torque) will wake it at the next step;
+//! - a pending [`ExternalImpulse`] (none pending is restored as a zero impulse).
+//!
+//! Per joint ([`FixedJoint`], [`DistanceJoint`], [`SphericalJoint`], [`RevoluteJoint`],
+//! [`PrismaticJoint`], [`D6Joint`]): the whole component, which holds the joint's solver state
+//! (broken flag, the force and torque read back, the rest length a distance joint adopts at
+//! its first step, a D6 joint's row impulses), and whether it has [`ConstraintDisabled`]. The
+//! joint's parameters (anchors, limits, motors) are restored with it, since they share the
+//! component. (XPBD Lagrange multipliers are reset every substep, so none carry over.)
+//!
+//! Per character ([`CharacterController`](crate::character::CharacterController)): its [`CharacterControllerState`] (ground, vertical
+//! and push velocities). Per ray or shape caster: its [`RayHits`] or [`ShapeHits`], so that
+//! what the game reads between a restore and the next step is what it read after the capture.
+//! Per collider with [`CollidingEntities`]: the set, rebuilt from the restored contact graph
+//! (the engine keeps the two equal).
+//!
+//! World-wide:
+//! - the contact graph: every pair with its manifolds (points with their feature ids, normal
+//!   impulses for warm starting, the friction impulses of each manifold), parry's per-pair
+//!   workspace, the touching and was-touching flags that start and end collision events, the
+//!   poses used to skip resting pairs, and contact-hook changes;
+//! - the broad phase: the collider proxies the spatial queries and character controllers read
+//!   between steps, and the bounding-volume tree with its incremental-optimisation state (its
+//!   shape depends on history and decides which of two equally near colliders a nearest-hit
+//!   query finds), and whether the tree is due for a rebuild;
+//! - the velocity rows of the last step (of D6 joints and of your
+//!   [`VelocityConstraint`](crate::solver::rows::VelocityConstraint)s) and where each
+//!   constraint's rows went, for warm starting and impulse read-back;
+//! - [`PhysicsStepTime`], including `step_count`.
+//!
+//! # What it does not hold, and why
+//!
+//! - Your inputs: colliders, masses, materials, [`CollisionLayers`](crate::CollisionLayers),
+//!   forces, damping, locked axes, [`CharacterController`](crate::character::CharacterController) settings, resources such as
+//!   [`Gravity`](crate::Gravity), [`SolverConfig`](crate::SolverConfig),
+//!   [`SubstepCount`](crate::SubstepCount) and [`SleepThreshold`](crate::SleepThreshold).
+//!   Everything derived from them (computed mass, collider poses relative to their body,
+//!   which body a collider belongs to, joint collision exclusions) is recomputed from them.
+//! - Your own constraint components ([`XpbdConstraint`](crate::solver::xpbd::XpbdConstraint)
+//!   and [`VelocityConstraint`](crate::solver::rows::VelocityConstraint) types): they are
+//!   ordinary components of yours; roll them back with the rest of your game state. (The
+//!   engine's warm-start data for velocity constraints is in the snapshot.)
+//! - Per-step scratch: solver bodies, contact constraints, islands, graph colouring, the
+//!   pairs that ended and bodies that lost support in the last step (cleared before each step
+//!   uses them), cached swept shapes of characters, constraint slot caches (keyed to a gather
+//!   counter that a restore never sets back).
+//! - Messages already sent ([`CollisionStart`](crate::CollisionStart),
+//!   [`CollisionEnd`](crate::CollisionEnd), [`JointBroken`](crate::solver::joints::JointBroken)):
+//!   re-simulated steps send theirs again.
+//! - The "warned once" sets of input validation: a restore neither repeats nor silences a
+//!   warning, and warnings change no result.
+//! - The app's clocks (`Time`, `Time<Fixed>` and its accumulated time): a restore does not
+//!   change how many steps the next frame runs.
+//! - Entity layout in ECS storage. No result depends on it: joints, velocity constraints and
+//!   swept bodies are solved in the order of their entity indices, contacts in pair order,
+//!   and bodies independently of each other, never in storage order (which changes whenever
+//!   an entity gains or loses a component, as a restore does).
+
+use bevy::prelude::*;
+
+use crate::body::{
+    AngularVelocity, ConstantForce, ConstantTorque, ExternalImpulse, LinearVelocity, PoseSync,
+    Position, RigidBody, Rotation, SleepTimer, Sleeping,
+};
+use crate::character::CharacterControllerState;
+use crate::collision::broad_phase::BroadPhase;
+use crate::collision::{Collider, CollidingEntities, ContactGraph, ContactPair};
+use crate::schedule::PhysicsStepTime;
+use crate::solver::joints::{
+    D6Joint, DistanceJoint, FixedJoint, PrismaticJoint, RevoluteJoint, SphericalJoint,
+};
+use crate::solver::rows::{RowMap, VelocityConstraintCaches, VelocityRows};
+use crate::solver::xpbd::ConstraintDisabled;
+use crate::spatial_query::{QueryTreeStale, RayHits, ShapeHits, update_spatial_query_pipeline};
+
+/// The whole simulation state of a world, to restore into the same world later (rollback).
+///
+/// See the [module docs](self) for what it holds and the rule for using it.
+#[derive(Clone)]
+pub struct PhysicsSnapshot {
+    step_time: Option<PhysicsStepTime>,
+    bodies: Vec<BodyState>,
+    joints: Vec<JointState>,
+    characters: Vec<(Entity, CharacterControllerState)>,
+    ray_hits: Vec<(Entity, RayHits)>,
+    shape_hits: Vec<(Entity, ShapeHits)>,
+    contacts: Option<Vec<ContactPair>>,
+    broad_phase: Option<BroadPhaseState>,
+    query_tree_stale: Option<bool>,
+    rows: Option<VelocityRows>,
+    row_maps: Vec<RowMap>,
+    /// How many collider entities there were, to tell whether any were spawned since.
+    colliders: usize,
+}
+
+/// One body's state.
+#[derive(Clone)]
+struct BodyState {
+    entity: Entity,
+    position: Position,
+    rotation: Rotation,
+    linear: LinearVelocity,
+    angular: AngularVelocity,
+    transform: Transform,
+    sync: PoseSync,
+    timer: SleepTimer,
+    sleep: SleepState,
+    impulse: ExternalImpulse,
+}
+
+/// Whether a body sleeps, and whether the next step wakes it.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum SleepState {
+    Awake,
+    Asleep,
+    /// Asleep, but changed since it fell asleep: the next step wakes it.
+    AsleepDisturbed,
+}
+
+/// One joint component and whether it is disabled.
+#[derive(Clone)]
+struct JointState {
+    entity: Entity,
+    joint: JointComponent,
+    disabled: bool,
+}
+
+#[derive(Clone)]
+enum JointComponent {
+    Fixed(FixedJoint),
+    Distance(DistanceJoint),
+    Spherical(SphericalJoint),
+    Revolute(RevoluteJoint),
+    Prismatic(PrismaticJoint),
+    /// Boxed: a D6 joint is several times larger than the others.
+    D6(Box<D6Joint>),
+}
+
+/// The broad phase without its scratch workspace.
+struct BroadPhaseState(BroadPhase);
+
+impl Clone for BroadPhaseState {
+    fn clone(&self) -> Self {
+        Self(self.0.clone_state())
+    }
+}
+
+impl std::fmt::Debug for PhysicsSnapshot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PhysicsSnapshot")
+            .field("step_count", &self.step_count())
+            .field("bodies", &self.bodies.len())
+            .field("joints", &self.joints.len())
+            .field("contact_pairs", &self.contacts.as_ref().map_or(0, Vec::len))
+            .finish_non_exhaustive()
+    }
+}
+
+impl PhysicsSnapshot {
+    /// Captures the simulation state of `world` (see the [module docs](self) for what that
+    /// is). Call it between physics steps. A world without the physics plugin gives an empty
+    /// snapshot.
+    ///
+    /// ```
+    /// # use impetus3d::prelude::*;
+    /// let mut app = impetus3d::headless_app(1.0 / 64.0);
+    /// app.update();
+    /// let snapshot = PhysicsSnapshot::capture(app.world_mut());
+    /// assert_eq!(snapshot.step_count(), 1);
+    /// ```
+    pub fn capture(world: &mut World) -> Self {
+        Self {
+            step_time: world.get_resource::<PhysicsStepTime>().copied(),
+            bodies: capture_bodies(world),
+            joints: capture_joints(world),
+            characters: capture_cloned::<CharacterControllerState>(world),
+            ray_hits: capture_cloned::<RayHits>(world),
+            shape_hits: capture_cloned::<ShapeHits>(world),
+            contacts: world
+                .get_resource::<ContactGraph>()
+                .map(|graph| graph.pairs.clone()),
+            broad_phase: world
+                .get_resource::<BroadPhase>()
+                .map(|broad| BroadPhaseState(broad.clone_state())),
+            query_tree_stale: world.get_resource::<QueryTreeStale>().map(|s| s.0),
+            rows: world.get_resource::<VelocityRows>().cloned(),
+            row_maps: world
+                .get_resource::<VelocityConstraintCaches>()
+                .map_or_else(Vec::new, VelocityConstraintCaches::row_maps),
+            colliders: count_colliders(world),
+        }
+    }
+
+    /// Restores the captured state into `world`, the world it was captured from. The snapshot
+    /// is left as it was, so it can be restored again. Call it between physics steps.
+    ///
+    /// Entities captured but despawned since are reported with a warning and skipped;
+    /// entities spawned since keep their state (see the [module docs](self)).
+    ///
+    /// ```
+    /// # use bevy::prelude::*;
+    /// # use impetus3d::prelude::*;
+    /// let mut app = impetus3d::headless_app(1.0 / 64.0);
+    /// let snapshot = PhysicsSnapshot::capture(app.world_mut());
+    /// app.update();
+    /// snapshot.restore(app.world_mut());
+    /// assert_eq!(app.world().resource::<PhysicsStepTime>().step_count, 0);
+    /// ```
+    pub fn restore(&self, world: &mut World) {
+        let mut missing = Vec::new();
+        self.restore_resources(world);
+        restore_bodies(world, &self.bodies, &mut missing);
+        restore_joints(world, &self.joints, &mut missing);
+        restore_cloned(world, &self.characters, &mut missing);
+        restore_cloned(world, &self.ray_hits, &mut missing);
+        restore_cloned(world, &self.shape_hits, &mut missing);
+        restore_colliding_entities(world);
+        self.refresh_query_tree(world);
+        missing.sort_unstable();
+        missing.dedup();
+        for entity in missing {
+            warn!(
+                "PhysicsSnapshot::restore: {entity} was captured but has been despawned (or \
+                 lost its physics component) since; it is left out"
+            );
+        }
+    }
+
+    /// The [`PhysicsStepTime::step_count`] at the capture (0 without the physics plugin).
+    pub fn step_count(&self) -> u64 {
+        self.step_time.map_or(0, |time| time.step_count)
+    }
+
+    /// How many bodies the snapshot holds.
+    pub fn body_count(&self) -> usize {
+        self.bodies.len()
+    }
+
+    /// Puts back the world-wide state: step time, contact graph, broad phase, velocity rows.
+    fn restore_resources(&self, world: &mut World) {
+        if let (Some(time), Some(mut current)) =
+            (self.step_time, world.get_resource_mut::<PhysicsStepTime>())
+        {
+            *current = time;
+        }
+        if let (Some(pairs), Some(mut graph)) =
+            (&self.contacts, world.get_resource_mut::<ContactGraph>())
+        {
+            graph.pairs.clone_from(pairs);
+        }
+        if let (Some(state), Some(mut broad)) =
+            (&self.broad_phase, world.get_resource_mut::<BroadPhase>())
+        {
+            broad.restore_state(&state.0);
+        }
+        if let (Some(stale), Some(mut current)) = (
+            self.query_tree_stale,
+            world.get_resource_mut::<QueryTreeStale>(),
+        ) {
+            current.0 = stale;
+        }
+        if let (Some(rows), Some(mut current)) =
+            (&self.rows, world.get_resource_mut::<VelocityRows>())
+        {
+            current.clone_from(rows);
+        }
+        if let Some(mut caches) = world.get_resource_mut::<VelocityConstraintCaches>() {
+            caches.restore_row_maps(&self.row_maps);
+        }
+    }
+
+    /// The restored query tree names the colliders of the capture: if some were despawned or
+    /// spawned since, queries before the next step would miss or report them, so the tree is
+    /// rebuilt from the world as it is.
+    fn refresh_query_tree(&self, world: &mut World) {
+        let Some(state) = &self.broad_phase else {
+            return;
+        };
+        let despawned = state.0.proxies.iter().any(|proxy| {
+            world
+                .get_entity(proxy.entity)
+                .map_or(true, |e| !e.contains::<Collider>())
+        });
+        if despawned || count_colliders(world) != self.colliders {
+            update_spatial_query_pipeline(world);
+        }
+    }
+}
+
+fn count_colliders(world: &mut World) -> usize {
+    world
+        .query_filtered::<(), With<Collider>>()
+        .iter(world)
+        .count()
+}
+
+/// What a body's capture reads.
+type BodyData = (
+    Entity,
+    (&'static Position, &'static Rotation),
+    (&'static LinearVelocity, &'static AngularVelocity),
+    (&'static Transform, &'static PoseSync, &'static SleepTimer),
+    Option<&'static ExternalImpulse>,
+    Has<Sleeping>,
+);
+
+fn capture_bodies(world: &mut World) -> Vec<BodyState> {
+    let mut bodies: Vec<BodyState> = world
+        .query_filtered::<BodyData, With<RigidBody>>()
+        .iter(world)
+        .map(
+            |(entity, pose, velocity, sync, impulse, sleeping)| BodyState {
+                entity,
+                position: *pose.0,
+                rotation: *pose.1,
+                linear: *velocity.0,
+                angular: *velocity.1,
+                transform: *sync.0,
+                sync: *sync.1,
+                timer: *sync.2,
+                sleep: if sleeping {
+                    SleepState::Asleep
+                } else {
+                    SleepState::Awake
+                },
+                impulse: impulse.copied().unwrap_or_default(),
+            },
+        )
+        .collect();
+    // Entity order, so that the disturbed bodies below are found by binary search.
+    bodies.sort_unstable_by_key(|body| body.entity);
+    for entity in disturbed_sleepers(world) {
+        if let Ok(i) = bodies.binary_search_by_key(&entity, |body| body.entity) {
+            bodies[i].sleep = SleepState::AsleepDisturbed;
+        }
+    }
+    bodies
+}
+
+/// Sleeping bodies whose velocity, force or torque changed since they fell asleep: the wake
+/// test of the next step's prepare stage, which a restore must reproduce.
+fn disturbed_sleepers(world: &mut World) -> Vec<Entity> {
+    let now = world.read_change_tick();
+    world
+        .query::<(
+            Entity,
+            Ref<Sleeping>,
+            Ref<LinearVelocity>,
+            Ref<AngularVelocity>,
+            Option<Ref<ConstantForce>>,
+            Option<Ref<ConstantTorque>>,
+        )>()
+        .iter(world)
+        .filter(|(_, sleeping, v, w, force, torque)| {
+            let since =
+                |tick: bevy::ecs::change_detection::Tick| tick.is_newer_than(sleeping.added(), now);
+            since(v.last_changed())
+                || since(w.last_changed())
+                || force
+                    .as_ref()
+                    .is_some_and(|f| since(f.last_changed()) && f.0 != Vec3::ZERO)
+                || torque
+                    .as_ref()
+                    .is_some_and(|t| since(t.last_changed()) && t.0 != Vec3::ZERO)
+        })
+        .map(|(entity, ..)| entity)
+        .collect()
+}
+
+/// Writes `value` into `entity`'s `T` if it has one; `false` if it does not.
+fn write<T: Component<Mutability = bevy::ecs::component::Mutable>>(
+    entity: &mut EntityWorldMut,
+    value: T,
+) -> bool {
+    match entity.get_mut::<T>() {
+        Some(mut current) => {
+            *current = value;
+            true
+        }
+        None => false,
+    }
+}
+
+fn restore_bodies(world: &mut World, bodies: &[BodyState], missing: &mut Vec<Entity>) {
+    let mut present = Vec::with_capacity(bodies.len());
+    for body in bodies {
+        let restored = world.get_entity_mut(body.entity).is_ok_and(|mut entity| {
+            entity.contains::<RigidBody>() && restore_body(&mut entity, body)
+        });
+        if restored {
+            present.push(body);
+        } else {
+            missing.push(body.entity);
+        }
+    }
+    restore_sleep(world, &present);
+}
+
+/// Writes one body's components (all required by [`RigidBody`], so present on a body).
+fn restore_body(entity: &mut EntityWorldMut, body: &BodyState) -> bool {
+    let written = [
+        write(entity, body.position),
+        write(entity, body.rotation),
+        write(entity, body.linear),
+        write(entity, body.angular),
+        write(entity, body.transform),
+        write(entity, body.sync),
+        write(entity, body.timer),
+    ];
+    restore_impulse(entity, body.impulse);
+    written.iter().all(|&ok| ok)
+}
+
+/// Puts back the impulse pending at the capture (zero if none was).
+fn restore_impulse(entity: &mut EntityWorldMut, impulse: ExternalImpulse) {
+    match entity.get_mut::<ExternalImpulse>() {
+        Some(mut current) => {
+            current.set_if_neq(impulse);
+        }
+        None if !impulse.is_zero() => {
+            entity.insert(impulse);
+        }
+        None => {}
+    }
+}
+
+/// Puts [`Sleeping`] back as captured. The next step wakes a sleeping body whose velocity
+/// changed after it fell asleep, so the restored bodies' `Sleeping` is marked as added after
+/// their velocities were written (a later change tick), and the velocity of a body that was
+/// already disturbed at the capture is marked changed after that.
+fn restore_sleep(world: &mut World, bodies: &[&BodyState]) {
+    world.increment_change_tick();
+    for body in bodies {
+        let Ok(mut entity) = world.get_entity_mut(body.entity) else {
+            continue;
+        };
+        let asleep = entity.get_mut::<Sleeping>().map(|mut s| s.set_added());
+        match (body.sleep, asleep) {
+            (SleepState::Awake, Some(())) => {
+                entity.remove::<Sleeping>();
+            }
+            (SleepState::Asleep | SleepState::AsleepDisturbed, None) => {
+                entity.insert(Sleeping);
+            }
+            _ => {}
+        }
+    }
+    world.increment_change_tick();
+    for body in bodies
+        .iter()
+        .filter(|b| b.sleep == SleepState::AsleepDisturbed)
+    {
+        if let Some(mut v) = world.get_mut::<LinearVelocity>(body.entity) {
+            v.set_changed();
+        }
+    }
+}
+
+fn capture_joints(world: &mut World) -> Vec<JointState> {
+    let mut joints = Vec::new();
+    capture_joint(world, &mut joints, JointComponent::Fixed);
+    capture_joint(world, &mut joints, JointComponent::Distance);
+    capture_joint(world, &mut joints, JointComponent::Spherical);
+    capture_joint(world, &mut joints, JointComponent::Revolute);
+    capture_joint(world, &mut joints, JointComponent::Prismatic);
+    capture_joint(world, &mut joints, |j| JointComponent::D6(Box::new(j)));
+    joints
+}
+
+fn capture_joint<J: Component + Clone>(
+    world: &mut World,
+    joints: &mut Vec<JointState>,
+    wrap: fn(J) -> JointComponent,
+) {
+    let mut query = world.query::<(Entity, &J, Has<ConstraintDisabled>)>();
+    joints.extend(
+        query
+            .iter(world)
+            .map(|(entity, joint, disabled)| JointState {
+                entity,
+                joint: wrap(joint.clone()),
+                disabled,
+            }),
+    );
+}
+
+fn restore_joints(world: &mut World, joints: &[JointState], missing: &mut Vec<Entity>) {
+    for state in joints {
+        let Ok(mut entity) = world.get_entity_mut(state.entity) else {
+            missing.push(state.entity);
+            continue;
+        };
+        let restored = match &state.joint {
+            JointComponent::Fixed(j) => write(&mut entity, *j),
+            JointComponent::Distance(j) => write(&mut entity, *j),
+            JointComponent::Spherical(j) => write(&mut entity, *j),
+            JointComponent::Revolute(j) => write(&mut entity, *j),
+            JointComponent::Prismatic(j) => write(&mut entity, *j),
+            JointComponent::D6(j) => write(&mut entity, (**j).clone()),
+        };
+        if !restored {
+            missing.push(state.entity);
+            continue;
+        }
+        match (state.disabled, entity.contains::<ConstraintDisabled>()) {
+            (true, false) => {
+                entity.insert(ConstraintDisabled);
+            }
+            (false, true) => {
+                entity.remove::<ConstraintDisabled>();
+            }
+            _ => {}
+        }
+    }
+}
+
+fn capture_cloned<T: Component + Clone>(world: &mut World) -> Vec<(Entity, T)> {
+    world
+        .query::<(Entity, &T)>()
+        .iter(world)
+        .map(|(entity, value)| (entity, value.clone()))
+        .collect()
+}
+
+fn restore_cloned<T: Component<Mutability = bevy::ecs::component::Mutable> + Clone>(
+    world: &mut World,
+    values: &[(Entity, T)],
+    missing: &mut Vec<Entity>,
+) {
+    for (entity, value) in values {
+        let restored = world
+            .get_entity_mut(*entity)
+            .is_ok_and(|mut e| write(&mut e, value.clone()));
+        if !restored {
+            missing.push(*entity);
+        }
+    }
+}
+
+/// Sets every [`CollidingEntities`] to the colliders touching it in the (restored) contact
+/// graph, as the engine keeps it after each step.
+fn restore_colliding_entities(world: &mut World) {
+    let Some(graph) = world.get_resource::<ContactGraph>() else {
+        return;
+    };
+    let mut touching: Vec<(Entity, Entity)> = graph
+        .pairs
+        .iter()
+        .filter(|pair| pair.touching)
+        .flat_map(|pair| {
+            [
+                (pair.collider1, pair.collider2),
+                (pair.collider2, pair.collider1),
+            ]
+        })
+        .collect();
+    touching.sort_unstable();
+    touching.dedup();
+    let mut sets = world.query::<(Entity, &mut CollidingEntities)>();
+    for (entity, mut set) in sets.iter_mut(world) {
+        let start = touching.partition_point(|&(me, _)| me < entity);
+        let end = touching.partition_point(|&(me, _)| me <= entity);
+        let others = touching[start..end].iter().map(|&(_, other)| other);
+        if !set.0.iter().copied().eq(others.clone()) {
+            set.0.clear();
+            set.0.extend(others);
+        }
+    }
+}
