@@ -52,6 +52,7 @@
 //! | [`solver`] | dense solver bodies, contacts, integration, XPBD constraints and joints, velocity rows, swept CCD | `body`, `collision` |
 //! | [`sleeping`] | islands, sleep and wake | `body`, `collision`, `solver` |
 //! | [`spatial_query`], [`character`] | ray and shape queries on the broad phase's tree; the character controller on them | `body`, `collision` |
+//! | [`reflection`] | registers every type for inspectors and scenes | all |
 //!
 //! The plugin ([`PhysicsPlugins`]) puts the stages together.
 //!
@@ -118,6 +119,7 @@ pub mod body;
 pub mod character;
 pub mod collision;
 pub mod math;
+pub mod reflection;
 pub mod schedule;
 pub mod settings;
 pub mod sleeping;
@@ -341,5 +343,6 @@ where
             .add(sleeping::SleepingPlugin)
             .add(spatial_query::SpatialQueryPlugin)
             .add(character::CharacterPlugin)
+            .add(reflection::ReflectionPlugin)
     }
 }

@@ -64,6 +64,21 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "spatial_query",
         ],
     ),
+    (
+        "reflection",
+        &[
+            "math",
+            "schedule",
+            "validation",
+            "settings",
+            "body",
+            "collision",
+            "solver",
+            "sleeping",
+            "spatial_query",
+            "character",
+        ],
+    ),
 ];
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
