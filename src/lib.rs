@@ -52,6 +52,7 @@
 //! | [`solver`] | dense solver bodies, contacts, integration, XPBD constraints and joints, velocity rows, swept CCD | `body`, `collision` |
 //! | [`sleeping`] | islands, sleep and wake | `body`, `collision`, `solver` |
 //! | [`spatial_query`], [`character`] | ray and shape queries on the broad phase's tree; the character controller on them | `body`, `collision` |
+//! | [`interpolation`] | the rendered `Transform` between fixed steps | `body`, `collision` |
 //! | [`reflection`] | registers every type for inspectors and scenes | all |
 //!
 //! The plugin ([`PhysicsPlugins`]) puts the stages together.
@@ -118,6 +119,7 @@ struct ReadmeDoctests;
 pub mod body;
 pub mod character;
 pub mod collision;
+pub mod interpolation;
 pub mod math;
 pub mod reflection;
 pub mod schedule;
@@ -136,6 +138,10 @@ pub mod dynamics {
 pub use body::*;
 pub use character::*;
 pub use collision::*;
+pub use interpolation::{
+    PhysicsInterpolation, PhysicsInterpolationPlugin, PhysicsInterpolationSystems,
+    TransformExtrapolation, TransformInterpolation,
+};
 pub use schedule::*;
 pub use settings::{Gravity, SolverConfig};
 pub use sleeping::SleepThreshold;
@@ -166,6 +172,10 @@ pub mod prelude {
         CollidingEntities, CollisionEnd, CollisionEventsEnabled, CollisionHooks,
         CollisionHooksPlugin, CollisionLayers, CollisionStart, Collisions, ContactPair,
         ContactPairMut, ContactPoint, Friction, PhysicsLayer, Restitution, Sensor,
+    };
+    pub use crate::interpolation::{
+        PhysicsInterpolation, PhysicsInterpolationPlugin, PhysicsInterpolationSystems,
+        TransformExtrapolation, TransformInterpolation,
     };
     pub use crate::math::{Scalar, Vector};
     pub use crate::schedule::{
@@ -343,6 +353,7 @@ where
             .add(sleeping::SleepingPlugin)
             .add(spatial_query::SpatialQueryPlugin)
             .add(character::CharacterPlugin)
+            .add(interpolation::PhysicsInterpolationPlugin::default())
             .add(reflection::ReflectionPlugin)
     }
 }

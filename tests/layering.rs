@@ -65,6 +65,17 @@ const ALLOWED: &[(&str, &[&str])] = &[
         ],
     ),
     (
+        "interpolation",
+        &[
+            "math",
+            "schedule",
+            "validation",
+            "settings",
+            "body",
+            "collision",
+        ],
+    ),
+    (
         "reflection",
         &[
             "math",

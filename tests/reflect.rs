@@ -128,6 +128,8 @@ fn the_source_scan_finds_the_public_types() {
         "Gravity",
         "SubstepCount",
         "CharacterController",
+        "TransformInterpolation",
+        "PhysicsInterpolation",
         "SolverBodies",
     ] {
         assert!(names.contains(&name), "{name} not found in {names:?}");
