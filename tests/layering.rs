@@ -65,6 +65,19 @@ const ALLOWED: &[(&str, &[&str])] = &[
         ],
     ),
     (
+        "debug_render",
+        &[
+            "math",
+            "schedule",
+            "validation",
+            "settings",
+            "body",
+            "collision",
+            "solver",
+            "sleeping",
+        ],
+    ),
+    (
         "interpolation",
         &[
             "math",
