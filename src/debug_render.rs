@@ -15,7 +15,7 @@
 //! - body axes (local X, Y, Z in red, green and blue; in the sleeping colour while asleep).
 //!
 //! The [`PhysicsGizmos`] config group says what is drawn and in which colour; its
-//! [`GizmoConfig`](bevy::gizmos::config::GizmoConfig) (line width, depth bias, on/off) is in
+//! [`GizmoConfig`] (line width, depth bias, on/off) is in
 //! Bevy's `GizmoConfigStore`. A [`DebugRender`] component on a body, collider or joint entity
 //! overrides the colours for that entity or hides it.
 //!
@@ -56,7 +56,18 @@ use crate::solver::joints::{
 
 /// Draws colliders, AABBs, contacts, joints and body axes with gizmos (see the
 /// [module docs](self)). Add it after [`PhysicsPlugin`](crate::PhysicsPlugin), with Bevy's
-/// gizmo plugin present (it is in `DefaultPlugins`).
+/// gizmo plugin present (it is in `DefaultPlugins`). To turn all of it off and on at run
+/// time, set `enabled` in the group's `GizmoConfig`:
+///
+/// ```
+/// # use bevy::prelude::*;
+/// # use impetus3d::prelude::*;
+/// fn toggle(mut store: ResMut<GizmoConfigStore>) {
+///     let (config, _physics) = store.config_mut::<PhysicsGizmos>();
+///     config.enabled = !config.enabled;
+/// }
+/// # bevy::ecs::system::assert_is_system(toggle);
+/// ```
 #[derive(Clone, Copy, Debug, Default)]
 pub struct PhysicsDebugPlugin;
 
@@ -73,7 +84,21 @@ impl Plugin for PhysicsDebugPlugin {
     }
 }
 
-/// The systems of [`PhysicsDebugPlugin`], in `PostUpdate`.
+/// The systems of [`PhysicsDebugPlugin`], in `PostUpdate`: order your own drawing against
+/// them, or skip them with a run condition.
+///
+/// ```
+/// # use bevy::prelude::*;
+/// # use impetus3d::prelude::*;
+/// #[derive(Resource)]
+/// struct ShowPhysics(bool);
+///
+/// let mut app = App::new();
+/// app.insert_resource(ShowPhysics(false)).configure_sets(
+///     PostUpdate,
+///     PhysicsDebugSystems.run_if(|show: Res<ShowPhysics>| show.0),
+/// );
+/// ```
 #[derive(SystemSet, Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct PhysicsDebugSystems;
 
@@ -91,6 +116,11 @@ pub struct PhysicsDebugSystems;
 /// ```
 #[derive(Reflect, GizmoConfigGroup, Clone, Copy, Debug, PartialEq)]
 #[reflect(Default, Debug, PartialEq)]
+#[cfg_attr(
+    feature = "serialize",
+    derive(serde::Serialize, serde::Deserialize),
+    reflect(Serialize, Deserialize)
+)]
 pub struct PhysicsGizmos {
     /// Collider outlines. Default orange.
     pub collider_color: Option<Color>,
@@ -209,6 +239,11 @@ impl PhysicsGizmos {
 /// ```
 #[derive(Component, Reflect, Clone, Copy, Debug, PartialEq)]
 #[reflect(Component, Default, Debug, PartialEq)]
+#[cfg_attr(
+    feature = "serialize",
+    derive(serde::Serialize, serde::Deserialize),
+    reflect(Serialize, Deserialize)
+)]
 pub struct DebugRender {
     /// Whether the entity is drawn at all. Default `true`.
     pub visible: bool,

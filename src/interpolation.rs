@@ -17,8 +17,9 @@
 //!   something is drawn a little past it until the next step.
 //!
 //! Add [`PhysicsInterpolation::interpolate_all()`] (or `extrapolate_all()`) as a resource, or
-//! use [`PhysicsInterpolationPlugin::interpolate_all()`] in [`PhysicsPlugins`], to give every
-//! dynamic and kinematic body the component as it is spawned.
+//! use [`PhysicsInterpolationPlugin::interpolate_all()`] in
+//! [`PhysicsPlugins`](crate::PhysicsPlugins), to give every dynamic and kinematic body the
+//! component as it is spawned.
 //!
 //! ```
 //! # use bevy::prelude::*;
@@ -169,6 +170,25 @@ impl PhysicsInterpolation {
 
 /// The system set that writes the visual poses, in `PostUpdate` before
 /// `TransformSystems::Propagate`. Order a camera that follows a body after it.
+///
+/// ```
+/// # use bevy::prelude::*;
+/// # use impetus3d::prelude::*;
+/// #[derive(Component)]
+/// struct Player;
+///
+/// fn follow(
+///     player: Single<&Transform, (With<Player>, Without<Camera3dMarker>)>,
+///     mut camera: Single<&mut Transform, With<Camera3dMarker>>,
+/// ) {
+///     camera.translation = player.translation + Vec3::new(0.0, 3.0, 8.0);
+/// }
+/// # #[derive(Component)]
+/// # struct Camera3dMarker;
+/// App::new()
+///     .add_plugins((MinimalPlugins, PhysicsPlugin::default()))
+///     .add_systems(PostUpdate, follow.after(PhysicsInterpolationSystems));
+/// ```
 #[derive(SystemSet, Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct PhysicsInterpolationSystems;
 
@@ -176,6 +196,15 @@ pub struct PhysicsInterpolationSystems;
 /// [`PhysicsPlugins`], with no body interpolated unless it asks; configure it with
 /// `PhysicsPlugins::new(FixedPostUpdate).set(PhysicsInterpolationPlugin::interpolate_all())`, or
 /// insert the [`PhysicsInterpolation`] resource.
+///
+/// ```
+/// # use bevy::prelude::*;
+/// # use impetus3d::prelude::*;
+/// App::new().add_plugins((
+///     MinimalPlugins,
+///     PhysicsPlugins::new(FixedPostUpdate).set(PhysicsInterpolationPlugin::interpolate_all()),
+/// ));
+/// ```
 ///
 /// [`PhysicsPlugins`]: crate::PhysicsPlugins
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -21,17 +21,27 @@
 //! choose) can be written into another world, where entities get new ids:
 //!
 //! ```
-//! # use bevy::prelude::*;
-//! # use impetus3d::prelude::*;
-//! let registry = AppTypeRegistry::default();
+//! use bevy::ecs::entity::EntityHashMap;
+//! use bevy::prelude::*;
+//! use bevy::world_serialization::DynamicWorld; // Bevy feature `bevy_world_serialization`
+//! use impetus3d::prelude::*;
+//!
 //! let mut app = impetus3d::headless_app(1.0 / 64.0);
 //! let a = app.world_mut().spawn((RigidBody::Dynamic, Collider::sphere(0.5))).id();
 //! let b = app.world_mut().spawn((RigidBody::Dynamic, Collider::sphere(0.5))).id();
 //! app.world_mut().spawn(DistanceJoint::new(a, b).with_rest_length(2.0));
-//! // Every physics type is registered with the app:
-//! let registry = app.world().resource::<AppTypeRegistry>().read();
-//! assert!(registry.get(std::any::TypeId::of::<DistanceJoint>()).is_some());
+//! app.update();
+//!
+//! let scene = DynamicWorld::from_world(app.world());
+//! let mut other = impetus3d::headless_app(1.0 / 64.0);
+//! let mut map = EntityHashMap::default();
+//! scene.write_to_world(other.world_mut(), &mut map).unwrap();
+//! let joint = other.world_mut().query::<&DistanceJoint>().single(other.world()).unwrap();
+//! assert_eq!(XpbdConstraint::<2>::entities(joint), [map[&a], map[&b]]);
 //! ```
+//!
+//! (Bevy's own `Time<Real>` has no serde form: leave Bevy's clocks out of a scene you write to
+//! RON, with `DynamicWorldBuilder::deny_resource`.)
 //!
 //! What a scene carries and what the loading world recomputes:
 //!
@@ -39,6 +49,14 @@
 //! | --- | --- |
 //! | everything a user sets: body kind, pose, velocities, mass overrides, forces, damping, locked axes, sleeping, colliders and their materials and layers, sensors, joints (with their anchors, limits, motors and the relative rotation a fixed joint locked in), casters, character controllers, swept CCD, the settings resources ([`Gravity`], [`SubstepCount`], [`SolverConfig`], [`SleepThreshold`], [`XpbdIterations`]) | the engine's per-step working state: [`ContactGraph`], [`SolverBodies`] and [`VelocityRows`] are registered but reflect no fields, so a scene carries them empty and the loading world keeps its own. Contacts are found again by the first step after loading, so warm starting begins from zero impulses. |
 //! | the engine's bookkeeping components, so that a whole-world round trip restores the bodies as they were: [`PoseSync`] (the pose last exchanged with `Transform`; without it a loaded body counts as moved by the user and wakes up), [`ComputedMass`], [`SleepTimer`], [`ColliderPose`], [`ColliderOf`], [`DisabledCollider`], [`CollidingEntities`], hits of casters, [`CharacterControllerState`], [`PhysicsStepTime`] | the interpolation plugin's per-body state (inserted again with `TransformInterpolation` / `TransformExtrapolation`, and filled by the first step) |
+//!
+//! The marker components of [`interpolation`](crate::interpolation) and the
+//! [`PhysicsInterpolation`](crate::interpolation::PhysicsInterpolation) resource are carried
+//! too.
+//!
+//! A loaded world steps exactly as the original did until bodies touch; contact pairs are
+//! ordered by entity, and with the new ids the contact solve rounds differently (in the scene
+//! tests, by less than a millimetre over 200 steps of tumbling and sliding).
 //!
 //! `Transform`, `GlobalTransform`, `ChildOf` and `Children` are registered too (Bevy does so
 //! only with its `reflect_auto_register` feature): a body's pose is checked against its
