@@ -392,10 +392,12 @@ fn write_visual_pose(time: Res<Time<Fixed>>, mut bodies: Query<VisualBody>) {
             let com = mass.map_or(Vector::ZERO, ComputedMass::local_center_of_mass);
             predict(current, v, w, com, overstep)
         };
-        let pose = if pose.0.is_finite() && is_finite_quat(pose.1) {
-            pose
-        } else {
-            current
+        let finite = |(t, r): Pose| t.is_finite() && is_finite_quat(r);
+        let pose = match (finite(pose), finite(current)) {
+            (true, _) => pose,
+            (false, true) => current,
+            // A non-finite pose the user wrote: left for the step to reject, not drawn.
+            (false, false) => continue,
         };
         if (transform.translation, transform.rotation) != pose {
             transform.translation = pose.0;

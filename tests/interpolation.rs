@@ -152,7 +152,7 @@ fn extrapolation_predicts_from_the_velocities_over_the_overstep() {
 }
 
 #[test]
-fn extrapolation_with_a_nan_velocity_draws_the_physics_pose_and_nothing_panics() {
+fn nan_velocities_and_positions_are_not_drawn_and_nothing_panics() {
     let mut app = quarter_app();
     let ball = spawn_ball(&mut app, TransformExtrapolation);
     update_through_step(&mut app, ball);
@@ -165,6 +165,16 @@ fn extrapolation_with_a_nan_velocity_draws_the_physics_pose_and_nothing_panics()
     for _ in 0..8 {
         app.update();
     }
+    assert!(transform(&app, ball).0.is_finite());
+    // Nor is a NaN position: the visual pose is not written, and the step keeps the body
+    // where it was.
+    let before = pose(&app, ball);
+    app.world_mut().get_mut::<Position>(ball).unwrap().0 = Vec3::NAN;
+    app.update();
+    assert!(transform(&app, ball).0.is_finite());
+    update_through_step(&mut app, ball);
+    assert!(pose(&app, ball).0.is_finite() && pose(&app, ball).0.distance(before.0) < 0.5);
+    app.update();
     assert!(transform(&app, ball).0.is_finite());
     // A despawned body is no trouble either.
     app.world_mut().despawn(ball);
