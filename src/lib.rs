@@ -52,6 +52,9 @@
 //! | [`solver`] | dense solver bodies, contacts, integration, XPBD constraints and joints, velocity rows, swept CCD | `body`, `collision` |
 //! | [`sleeping`] | islands, sleep and wake | `body`, `collision`, `solver` |
 //! | [`spatial_query`], [`character`] | ray and shape queries on the broad phase's tree; the character controller on them | `body`, `collision` |
+//! | [`interpolation`] | the rendered `Transform` between fixed steps | `body`, `collision` |
+//! | `debug_render` (feature `debug-render`) | gizmos for colliders, AABBs, contacts, joints, body axes | `body`, `collision`, `solver` |
+//! | [`reflection`] | registers every type for inspectors and scenes | all |
 //!
 //! The plugin ([`PhysicsPlugins`]) puts the stages together.
 //!
@@ -111,6 +114,25 @@
 //! storage order: joints, velocity constraints and swept bodies are solved in the order of
 //! their entity indices, contacts in pair order.
 //!
+//! ## In a game
+//!
+//! - **Smooth motion**: physics steps at a fixed 64 Hz whatever the display rate. Give a body
+//!   [`TransformInterpolation`] (drawn between its last two physics poses) or
+//!   [`TransformExtrapolation`] (drawn ahead by its velocity), or insert
+//!   [`PhysicsInterpolation::interpolate_all()`] for every body; only `Transform` is written,
+//!   the simulation is unchanged, and moves by the user snap. See [`interpolation`].
+//! - **Seeing the colliders**: with the cargo feature `debug-render`, `PhysicsDebugPlugin`
+//!   draws collider outlines, AABBs, contacts, joints and body axes with Bevy gizmos,
+//!   configured by the `PhysicsGizmos` gizmo group and per entity by `DebugRender`.
+//! - **Inspectors and scenes**: every public component and resource derives `Reflect` and is
+//!   registered by the plugin; joints map their entities when a scene is loaded, and the
+//!   `serialize` feature adds `serde` derives (scenes to RON). See [`reflection`] for what a
+//!   scene carries and what is recomputed on load.
+//!
+//! Cargo features, all off by default: `parallel` (multi-threaded narrow phase and contact
+//! solve), `debug-render` (Bevy's `bevy_gizmos`, not its renderer), `serialize` (`serde`
+//! for components, settings resources and collider shapes).
+//!
 //! ## Bad input
 //!
 //! Every public input is checked where it enters the step: non-finite poses or velocities,
@@ -131,7 +153,11 @@ struct ReadmeDoctests;
 pub mod body;
 pub mod character;
 pub mod collision;
+#[cfg(feature = "debug-render")]
+pub mod debug_render;
+pub mod interpolation;
 pub mod math;
+pub mod reflection;
 pub mod schedule;
 pub mod settings;
 pub mod sleeping;
@@ -149,6 +175,12 @@ pub mod dynamics {
 pub use body::*;
 pub use character::*;
 pub use collision::*;
+#[cfg(feature = "debug-render")]
+pub use debug_render::{DebugRender, PhysicsDebugPlugin, PhysicsDebugSystems, PhysicsGizmos};
+pub use interpolation::{
+    PhysicsInterpolation, PhysicsInterpolationPlugin, PhysicsInterpolationSystems,
+    TransformExtrapolation, TransformInterpolation,
+};
 pub use schedule::*;
 pub use settings::{Gravity, SolverConfig};
 pub use sleeping::SleepThreshold;
@@ -180,6 +212,14 @@ pub mod prelude {
         CollidingEntities, CollisionEnd, CollisionEventsEnabled, CollisionHooks,
         CollisionHooksPlugin, CollisionLayers, CollisionStart, Collisions, ContactPair,
         ContactPairMut, ContactPoint, Friction, PhysicsLayer, Restitution, Sensor,
+    };
+    #[cfg(feature = "debug-render")]
+    pub use crate::debug_render::{
+        DebugRender, PhysicsDebugPlugin, PhysicsDebugSystems, PhysicsGizmos,
+    };
+    pub use crate::interpolation::{
+        PhysicsInterpolation, PhysicsInterpolationPlugin, PhysicsInterpolationSystems,
+        TransformExtrapolation, TransformInterpolation,
     };
     pub use crate::math::{Scalar, Vector};
     pub use crate::schedule::{
@@ -358,5 +398,7 @@ where
             .add(sleeping::SleepingPlugin)
             .add(spatial_query::SpatialQueryPlugin)
             .add(character::CharacterPlugin)
+            .add(interpolation::PhysicsInterpolationPlugin::default())
+            .add(reflection::ReflectionPlugin)
     }
 }

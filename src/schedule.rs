@@ -90,7 +90,13 @@ pub enum SubstepSolverSet {
 /// More substeps make stacks and joint chains stiffer at a roughly linear cost. 0 is replaced by
 /// 1, and a count above [`MAX_SUBSTEPS`](crate::validation::MAX_SUBSTEPS) by that maximum, with
 /// a warning.
-#[derive(Resource, Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Resource, Reflect, Clone, Copy, Debug, PartialEq, Eq)]
+#[reflect(Resource, Default, Debug, PartialEq)]
+#[cfg_attr(
+    feature = "serialize",
+    derive(serde::Serialize, serde::Deserialize),
+    reflect(Serialize, Deserialize)
+)]
 pub struct SubstepCount(pub u32);
 
 impl Default for SubstepCount {
@@ -115,7 +121,13 @@ impl crate::validation::Validate for SubstepCount {
 }
 
 /// Timing of the step in progress, readable by systems in both physics schedules.
-#[derive(Resource, Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Resource, Reflect, Clone, Copy, Debug, Default, PartialEq)]
+#[reflect(Resource, Default, Debug, PartialEq)]
+#[cfg_attr(
+    feature = "serialize",
+    derive(serde::Serialize, serde::Deserialize),
+    reflect(Serialize, Deserialize)
+)]
 pub struct PhysicsStepTime {
     /// Length of the whole step, in seconds.
     pub delta: Scalar,

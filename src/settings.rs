@@ -10,7 +10,13 @@ use crate::validation::{Validate, check, join, non_negative};
 
 /// World gravity, m/s². Default `(0, -9.81, 0)`. A non-finite gravity is replaced by the
 /// default with a warning.
-#[derive(Resource, Clone, Copy, Debug, PartialEq, Deref, DerefMut)]
+#[derive(Resource, Reflect, Clone, Copy, Debug, PartialEq, Deref, DerefMut)]
+#[reflect(Resource, Default, Debug, PartialEq)]
+#[cfg_attr(
+    feature = "serialize",
+    derive(serde::Serialize, serde::Deserialize),
+    reflect(Serialize, Deserialize)
+)]
 pub struct Gravity(pub Vector);
 
 impl Default for Gravity {
@@ -34,7 +40,13 @@ impl Validate for Gravity {
 ///
 /// Every field must be finite and ≥ 0 (the frequency and the static stiffness factor > 0); a
 /// field that is not is replaced by its default, with a warning.
-#[derive(Resource, Clone, Copy, Debug, PartialEq)]
+#[derive(Resource, Reflect, Clone, Copy, Debug, PartialEq)]
+#[reflect(Resource, Default, Debug, PartialEq)]
+#[cfg_attr(
+    feature = "serialize",
+    derive(serde::Serialize, serde::Deserialize),
+    reflect(Serialize, Deserialize)
+)]
 pub struct SolverConfig {
     /// Contact stiffness as a frequency, Hz. Capped at a quarter of the substep rate, where the
     /// soft step stays stable. Default 30.

@@ -79,6 +79,45 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "character",
         ],
     ),
+    (
+        "debug_render",
+        &[
+            "math",
+            "schedule",
+            "validation",
+            "settings",
+            "body",
+            "collision",
+            "solver",
+            "sleeping",
+        ],
+    ),
+    (
+        "interpolation",
+        &[
+            "math",
+            "schedule",
+            "validation",
+            "settings",
+            "body",
+            "collision",
+        ],
+    ),
+    (
+        "reflection",
+        &[
+            "math",
+            "schedule",
+            "validation",
+            "settings",
+            "body",
+            "collision",
+            "solver",
+            "sleeping",
+            "spatial_query",
+            "character",
+        ],
+    ),
 ];
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {

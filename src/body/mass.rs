@@ -26,7 +26,13 @@ use crate::validation::{Validate, check, non_negative};
 ///
 /// Zero, negative or non-finite values are rejected with a warning naming the entity, and the
 /// collider-derived mass is used instead (the component keeps the value).
-#[derive(Component, Clone, Copy, Debug, PartialEq, Deref, DerefMut)]
+#[derive(Component, Reflect, Clone, Copy, Debug, PartialEq, Deref, DerefMut)]
+#[reflect(Component, Debug, PartialEq)]
+#[cfg_attr(
+    feature = "serialize",
+    derive(serde::Serialize, serde::Deserialize),
+    reflect(Serialize, Deserialize)
+)]
 pub struct Mass(pub Scalar);
 
 /// Overrides the body's centre of mass, in the body's local frame. Removing it goes back to the
@@ -34,7 +40,13 @@ pub struct Mass(pub Scalar);
 ///
 /// A non-finite value is rejected with a warning naming the entity, and the collider-derived
 /// centre of mass (the body origin if it has no collider) is used instead.
-#[derive(Component, Clone, Copy, Debug, Default, PartialEq, Deref, DerefMut)]
+#[derive(Component, Reflect, Clone, Copy, Debug, Default, PartialEq, Deref, DerefMut)]
+#[reflect(Component, Default, Debug, PartialEq)]
+#[cfg_attr(
+    feature = "serialize",
+    derive(serde::Serialize, serde::Deserialize),
+    reflect(Serialize, Deserialize)
+)]
 pub struct CenterOfMass(pub Vector);
 
 /// Density of a collider's material in kg/m³, used to compute its body's mass. Default 1000
@@ -42,7 +54,13 @@ pub struct CenterOfMass(pub Vector);
 ///
 /// Zero is valid: the collider then adds no mass (a sensor or a decorative part). A negative
 /// or non-finite density is replaced by 1000 with a warning naming the entity.
-#[derive(Component, Clone, Copy, Debug, PartialEq, Deref, DerefMut)]
+#[derive(Component, Reflect, Clone, Copy, Debug, PartialEq, Deref, DerefMut)]
+#[reflect(Component, Default, Debug, PartialEq)]
+#[cfg_attr(
+    feature = "serialize",
+    derive(serde::Serialize, serde::Deserialize),
+    reflect(Serialize, Deserialize)
+)]
 pub struct ColliderDensity(pub Scalar);
 
 impl Default for ColliderDensity {
@@ -87,7 +105,13 @@ fn valid_mass(mass: Scalar) -> bool {
 
 /// The mass properties the solver uses, computed from colliders and overrides. Read-only for
 /// users: change [`Mass`], [`CenterOfMass`], colliders or [`ColliderDensity`] instead.
-#[derive(Component, Clone, Copy, Debug, PartialEq)]
+#[derive(Component, Reflect, Clone, Copy, Debug, PartialEq)]
+#[reflect(Component, Default, Debug, PartialEq)]
+#[cfg_attr(
+    feature = "serialize",
+    derive(serde::Serialize, serde::Deserialize),
+    reflect(Serialize, Deserialize)
+)]
 pub struct ComputedMass {
     pub(crate) inverse_mass: Scalar,
     pub(crate) local_inverse_inertia: Matrix3,

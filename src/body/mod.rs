@@ -27,7 +27,13 @@ use crate::validation::{Validate, check, check_vector, non_negative};
 /// - `Dynamic` bodies are moved by forces, contacts and joints.
 /// - `Static` bodies never move and have infinite mass.
 /// - `Kinematic` bodies move only by their velocity, push dynamic bodies, and are never pushed.
-#[derive(Component, Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Component, Reflect, Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[reflect(Component, Default, Debug, PartialEq)]
+#[cfg_attr(
+    feature = "serialize",
+    derive(serde::Serialize, serde::Deserialize),
+    reflect(Serialize, Deserialize)
+)]
 #[component(on_add = on_add_body)]
 #[require(
     Position,
@@ -49,23 +55,33 @@ pub enum RigidBody {
     Kinematic,
 }
 
+// The methods take `&self` so that on a `&RigidBody` they win over the reflection trait's
+// `PartialReflect::is_dynamic(&self)` (which answers whether the value is a dynamic
+// reflection proxy, always false here): a by-value `self` method would only be found after
+// auto-deref, behind the trait method.
 impl RigidBody {
     /// True for [`RigidBody::Dynamic`].
-    pub fn is_dynamic(self) -> bool {
-        self == Self::Dynamic
+    pub fn is_dynamic(&self) -> bool {
+        *self == Self::Dynamic
     }
     /// True for [`RigidBody::Static`].
-    pub fn is_static(self) -> bool {
-        self == Self::Static
+    pub fn is_static(&self) -> bool {
+        *self == Self::Static
     }
     /// True for [`RigidBody::Kinematic`].
-    pub fn is_kinematic(self) -> bool {
-        self == Self::Kinematic
+    pub fn is_kinematic(&self) -> bool {
+        *self == Self::Kinematic
     }
 }
 
 /// World-space position of the body's origin (the point its [`Transform`] describes).
-#[derive(Component, Clone, Copy, Debug, Default, PartialEq, Deref, DerefMut)]
+#[derive(Component, Reflect, Clone, Copy, Debug, Default, PartialEq, Deref, DerefMut)]
+#[reflect(Component, Default, Debug, PartialEq)]
+#[cfg_attr(
+    feature = "serialize",
+    derive(serde::Serialize, serde::Deserialize),
+    reflect(Serialize, Deserialize)
+)]
 pub struct Position(pub Vector);
 
 impl Position {
@@ -76,20 +92,44 @@ impl Position {
 }
 
 /// World-space orientation of the body.
-#[derive(Component, Clone, Copy, Debug, Default, PartialEq, Deref, DerefMut)]
+#[derive(Component, Reflect, Clone, Copy, Debug, Default, PartialEq, Deref, DerefMut)]
+#[reflect(Component, Default, Debug, PartialEq)]
+#[cfg_attr(
+    feature = "serialize",
+    derive(serde::Serialize, serde::Deserialize),
+    reflect(Serialize, Deserialize)
+)]
 pub struct Rotation(pub Quaternion);
 
 /// World-space linear velocity of the body's centre of mass, in m/s.
-#[derive(Component, Clone, Copy, Debug, Default, PartialEq, Deref, DerefMut)]
+#[derive(Component, Reflect, Clone, Copy, Debug, Default, PartialEq, Deref, DerefMut)]
+#[reflect(Component, Default, Debug, PartialEq)]
+#[cfg_attr(
+    feature = "serialize",
+    derive(serde::Serialize, serde::Deserialize),
+    reflect(Serialize, Deserialize)
+)]
 pub struct LinearVelocity(pub Vector);
 
 /// World-space angular velocity, in rad/s.
-#[derive(Component, Clone, Copy, Debug, Default, PartialEq, Deref, DerefMut)]
+#[derive(Component, Reflect, Clone, Copy, Debug, Default, PartialEq, Deref, DerefMut)]
+#[reflect(Component, Default, Debug, PartialEq)]
+#[cfg_attr(
+    feature = "serialize",
+    derive(serde::Serialize, serde::Deserialize),
+    reflect(Serialize, Deserialize)
+)]
 pub struct AngularVelocity(pub Vector);
 
 /// Multiplies the world [`Gravity`](crate::Gravity) for this body. Default 1; negative values
 /// are allowed (a balloon). A non-finite scale is replaced by 1 with a warning.
-#[derive(Component, Clone, Copy, Debug, PartialEq, Deref, DerefMut)]
+#[derive(Component, Reflect, Clone, Copy, Debug, PartialEq, Deref, DerefMut)]
+#[reflect(Component, Default, Debug, PartialEq)]
+#[cfg_attr(
+    feature = "serialize",
+    derive(serde::Serialize, serde::Deserialize),
+    reflect(Serialize, Deserialize)
+)]
 pub struct GravityScale(pub Scalar);
 
 impl Default for GravityScale {
@@ -100,24 +140,48 @@ impl Default for GravityScale {
 
 /// Linear velocity damping coefficient, in 1/s: `v *= 1 / (1 + h c)` each substep. A negative
 /// or non-finite coefficient is replaced by 0 with a warning.
-#[derive(Component, Clone, Copy, Debug, Default, PartialEq, Deref, DerefMut)]
+#[derive(Component, Reflect, Clone, Copy, Debug, Default, PartialEq, Deref, DerefMut)]
+#[reflect(Component, Default, Debug, PartialEq)]
+#[cfg_attr(
+    feature = "serialize",
+    derive(serde::Serialize, serde::Deserialize),
+    reflect(Serialize, Deserialize)
+)]
 pub struct LinearDamping(pub Scalar);
 
 /// Angular velocity damping coefficient, in 1/s: `ω *= 1 / (1 + h c)` each substep. A negative
 /// or non-finite coefficient is replaced by 0 with a warning.
-#[derive(Component, Clone, Copy, Debug, Default, PartialEq, Deref, DerefMut)]
+#[derive(Component, Reflect, Clone, Copy, Debug, Default, PartialEq, Deref, DerefMut)]
+#[reflect(Component, Default, Debug, PartialEq)]
+#[cfg_attr(
+    feature = "serialize",
+    derive(serde::Serialize, serde::Deserialize),
+    reflect(Serialize, Deserialize)
+)]
 pub struct AngularDamping(pub Scalar);
 
 /// A world-space force applied at the centre of mass every step, in newtons.
 ///
 /// Stays until removed or set to zero. Changing it wakes a sleeping body. A non-finite force is
 /// replaced by zero with a warning.
-#[derive(Component, Clone, Copy, Debug, Default, PartialEq, Deref, DerefMut)]
+#[derive(Component, Reflect, Clone, Copy, Debug, Default, PartialEq, Deref, DerefMut)]
+#[reflect(Component, Default, Debug, PartialEq)]
+#[cfg_attr(
+    feature = "serialize",
+    derive(serde::Serialize, serde::Deserialize),
+    reflect(Serialize, Deserialize)
+)]
 pub struct ConstantForce(pub Vector);
 
 /// A world-space torque applied every step, in newton-metres. A non-finite torque is replaced
 /// by zero with a warning.
-#[derive(Component, Clone, Copy, Debug, Default, PartialEq, Deref, DerefMut)]
+#[derive(Component, Reflect, Clone, Copy, Debug, Default, PartialEq, Deref, DerefMut)]
+#[reflect(Component, Default, Debug, PartialEq)]
+#[cfg_attr(
+    feature = "serialize",
+    derive(serde::Serialize, serde::Deserialize),
+    reflect(Serialize, Deserialize)
+)]
 pub struct ConstantTorque(pub Vector);
 
 /// One-off impulses applied at the start of the next step, then cleared. An impulse with a
@@ -130,7 +194,13 @@ pub struct ConstantTorque(pub Vector);
 ///     .with_angular(Vec3::new(0.0, 0.0, 1.0));
 /// assert_eq!(kick.linear, Vec3::new(0.0, 5.0, 0.0));
 /// ```
-#[derive(Component, Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Component, Reflect, Clone, Copy, Debug, Default, PartialEq)]
+#[reflect(Component, Default, Debug, PartialEq)]
+#[cfg_attr(
+    feature = "serialize",
+    derive(serde::Serialize, serde::Deserialize),
+    reflect(Serialize, Deserialize)
+)]
 pub struct ExternalImpulse {
     /// Linear impulse at the centre of mass, in N·s.
     pub linear: Vector,
@@ -174,7 +244,13 @@ impl ExternalImpulse {
 /// let planar = LockedAxes::new().lock_translation_z().lock_rotation_x().lock_rotation_y();
 /// assert!(upright.is_rotation_locked(0) && !planar.is_translation_locked(0));
 /// ```
-#[derive(Component, Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Component, Reflect, Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[reflect(Component, Default, Debug, PartialEq)]
+#[cfg_attr(
+    feature = "serialize",
+    derive(serde::Serialize, serde::Deserialize),
+    reflect(Serialize, Deserialize)
+)]
 pub struct LockedAxes(u8);
 
 impl LockedAxes {
@@ -293,7 +369,13 @@ impl Validate for ConstantTorque {
 
 /// The pose last exchanged between [`Transform`] and [`Position`]/[`Rotation`], used to tell
 /// which of the two the user changed since.
-#[derive(Component, Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Component, Reflect, Clone, Copy, Debug, Default, PartialEq)]
+#[reflect(Component, Default, Debug, PartialEq)]
+#[cfg_attr(
+    feature = "serialize",
+    derive(serde::Serialize, serde::Deserialize),
+    reflect(Serialize, Deserialize)
+)]
 pub struct PoseSync {
     pub(crate) translation: Vector,
     pub(crate) rotation: Quaternion,
@@ -327,13 +409,31 @@ pub(crate) fn reject_non_finite_velocities(
 }
 
 /// Marks a sleeping body. Remove it to wake the body; insert it to put the body to sleep.
-#[derive(Component, Clone, Copy, Debug, Default)]
+#[derive(Component, Reflect, Clone, Copy, Debug, Default)]
+#[reflect(Component, Default, Debug)]
+#[cfg_attr(
+    feature = "serialize",
+    derive(serde::Serialize, serde::Deserialize),
+    reflect(Serialize, Deserialize)
+)]
 pub struct Sleeping;
 
 /// Keeps a body (and its island) from ever sleeping.
-#[derive(Component, Clone, Copy, Debug, Default)]
+#[derive(Component, Reflect, Clone, Copy, Debug, Default)]
+#[reflect(Component, Default, Debug)]
+#[cfg_attr(
+    feature = "serialize",
+    derive(serde::Serialize, serde::Deserialize),
+    reflect(Serialize, Deserialize)
+)]
 pub struct SleepingDisabled;
 
 /// How long a body has been slow enough to sleep, in seconds.
-#[derive(Component, Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Component, Reflect, Clone, Copy, Debug, Default, PartialEq)]
+#[reflect(Component, Default, Debug, PartialEq)]
+#[cfg_attr(
+    feature = "serialize",
+    derive(serde::Serialize, serde::Deserialize),
+    reflect(Serialize, Deserialize)
+)]
 pub struct SleepTimer(pub Scalar);

@@ -57,7 +57,13 @@ const MAX_PUSHER_SPEED: Scalar = 30.0;
 /// ```
 ///
 /// [`desired_velocity`]: CharacterController::desired_velocity
-#[derive(Component, Clone, Debug, PartialEq)]
+#[derive(Component, Reflect, Clone, Debug, PartialEq)]
+#[reflect(Component, Default, Debug, PartialEq)]
+#[cfg_attr(
+    feature = "serialize",
+    derive(serde::Serialize, serde::Deserialize),
+    reflect(Serialize, Deserialize)
+)]
 #[require(CharacterControllerState, RigidBody = RigidBody::Kinematic)]
 pub struct CharacterController {
     /// The velocity the game wants, m/s, world space. Its horizontal part is walked (along
@@ -77,6 +83,7 @@ pub struct CharacterController {
     pub max_push_mass: Scalar,
     /// Which colliders the character collides with (its own are always skipped), further
     /// limited by the `filters` of its [`CollisionLayers`]. Default: all but sensors.
+    #[entities]
     pub filter: SpatialQueryFilter,
 }
 
@@ -120,13 +127,20 @@ impl CharacterController {
 
 /// What a [`CharacterController`] did in the last physics step, and its vertical motion.
 /// Written by the controller each step; set `vertical_speed` (or call [`Self::jump`]) to jump.
-#[derive(Component, Clone, Debug, Default, PartialEq)]
+#[derive(Component, Reflect, Clone, Debug, Default, PartialEq)]
+#[reflect(Component, Default, Debug, PartialEq)]
+#[cfg_attr(
+    feature = "serialize",
+    derive(serde::Serialize, serde::Deserialize),
+    reflect(Serialize, Deserialize)
+)]
 pub struct CharacterControllerState {
     /// Whether the character stands on walkable ground.
     pub grounded: bool,
     /// The normal of the ground's face under the character (zero when not grounded).
     pub ground_normal: Vector,
     /// The collider the character stands on.
+    #[entities]
     pub ground_entity: Option<Entity>,
     /// Speed along `config.up`, m/s: gravity accelerates it while the character is off the
     /// ground, landing zeroes it, a ceiling stops a rise. Set it to jump.
@@ -139,6 +153,7 @@ pub struct CharacterControllerState {
     /// Height gained on steps in the last step, m.
     pub step_climbed: Scalar,
     /// What blocked the character in the last step.
+    #[entities]
     pub hits: SmallVec<[SlideHit; 4]>,
 }
 

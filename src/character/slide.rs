@@ -2,6 +2,7 @@
 //! short of what it hits and sliding the rest of the way along it; walk on ground, up steps and
 //! slopes, never up steep ones. See the [module docs](super) for the method and its sources.
 
+use bevy::ecs::entity::MapEntities;
 use bevy::prelude::*;
 use parry3d::shape::SharedShape;
 use smallvec::SmallVec;
@@ -74,7 +75,13 @@ impl Swept {
 }
 
 /// How [`move_and_slide`] moves a shape.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Reflect, Copy, Debug, PartialEq)]
+#[reflect(Default, Debug, PartialEq)]
+#[cfg_attr(
+    feature = "serialize",
+    derive(serde::Serialize, serde::Deserialize),
+    reflect(Serialize, Deserialize)
+)]
 pub struct MoveAndSlideConfig {
     /// The world's up direction: ground is below, steps are climbed along it. Default +Y.
     pub up: Dir3,
@@ -145,9 +152,16 @@ impl MoveAndSlideConfig {
 }
 
 /// An obstacle that blocked a move.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Reflect, Copy, Debug, PartialEq, MapEntities)]
+#[reflect(Debug, PartialEq)]
+#[cfg_attr(
+    feature = "serialize",
+    derive(serde::Serialize, serde::Deserialize),
+    reflect(Serialize, Deserialize)
+)]
 pub struct SlideHit {
     /// The collider hit.
+    #[entities]
     pub entity: Entity,
     /// The touching point on the collider, world space.
     pub point: Vector,

@@ -32,7 +32,18 @@ use crate::validation::{Validate, check, non_negative};
 ///     (Vec3::Y, Quat::IDENTITY, ball),
 /// ]);
 /// ```
-#[derive(Component, Clone)]
+///
+/// A collider is reflected as an opaque value (the parry shape is not reflectable field by
+/// field): inspectors show its `Debug` form, and scenes carry it whole (with the `serialize`
+/// feature, through parry's own serde format).
+#[derive(Component, Clone, Reflect)]
+#[reflect(opaque)]
+#[reflect(Component, Debug, Clone)]
+#[cfg_attr(
+    feature = "serialize",
+    derive(serde::Serialize, serde::Deserialize),
+    reflect(Serialize, Deserialize)
+)]
 #[require(ColliderDensity, ColliderPose)]
 #[component(on_insert = refresh_body_on_hook, on_remove = refresh_body_on_hook)]
 pub struct Collider {
@@ -198,7 +209,13 @@ fn part_problem(part: &Collider, translation: Vector, rotation: Quaternion) -> O
 
 /// How two colliders' coefficients are combined. When the two differ, the one later in this
 /// list wins: `Average < GeometricMean < Min < Multiply < Max`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Reflect, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[reflect(Default, Debug, PartialEq)]
+#[cfg_attr(
+    feature = "serialize",
+    derive(serde::Serialize, serde::Deserialize),
+    reflect(Serialize, Deserialize)
+)]
 pub enum CoefficientCombine {
     /// `(a + b) / 2`.
     #[default]
@@ -230,7 +247,13 @@ impl CoefficientCombine {
 ///
 /// The coefficient must be finite and ≥ 0: a negative one is replaced by 0 and a non-finite
 /// one by 0.5, with a warning naming the entity (see [`validation`](crate::validation)).
-#[derive(Component, Clone, Copy, Debug, PartialEq)]
+#[derive(Component, Reflect, Clone, Copy, Debug, PartialEq)]
+#[reflect(Component, Default, Debug, PartialEq)]
+#[cfg_attr(
+    feature = "serialize",
+    derive(serde::Serialize, serde::Deserialize),
+    reflect(Serialize, Deserialize)
+)]
 pub struct Friction {
     /// The coefficient μ, ≥ 0.
     pub coefficient: Scalar,
@@ -272,7 +295,13 @@ impl Friction {
 ///
 /// The coefficient must be finite and ≥ 0; anything else is replaced by 0 with a warning
 /// naming the entity (see [`validation`](crate::validation)).
-#[derive(Component, Clone, Copy, Debug, PartialEq)]
+#[derive(Component, Reflect, Clone, Copy, Debug, PartialEq)]
+#[reflect(Component, Default, Debug, PartialEq)]
+#[cfg_attr(
+    feature = "serialize",
+    derive(serde::Serialize, serde::Deserialize),
+    reflect(Serialize, Deserialize)
+)]
 pub struct Restitution {
     /// The coefficient e, ≥ 0.
     pub coefficient: Scalar,
@@ -340,7 +369,13 @@ impl Validate for Restitution {
 /// sensor on a dynamic body still gives the body its mass, falls under gravity and passes
 /// through everything. A sensor without a body (or on a static one) reports dynamic,
 /// kinematic and sleeping bodies passing through it.
-#[derive(Component, Clone, Copy, Debug, Default)]
+#[derive(Component, Reflect, Clone, Copy, Debug, Default)]
+#[reflect(Component, Default, Debug)]
+#[cfg_attr(
+    feature = "serialize",
+    derive(serde::Serialize, serde::Deserialize),
+    reflect(Serialize, Deserialize)
+)]
 pub struct Sensor;
 
 /// Turns a collider off without removing it: while present, the collider takes no part in
@@ -361,7 +396,13 @@ pub struct Sensor;
 /// }
 /// # bevy::ecs::system::assert_is_system(ghost_mode);
 /// ```
-#[derive(Component, Clone, Copy, Debug, Default)]
+#[derive(Component, Reflect, Clone, Copy, Debug, Default)]
+#[reflect(Component, Default, Debug)]
+#[cfg_attr(
+    feature = "serialize",
+    derive(serde::Serialize, serde::Deserialize),
+    reflect(Serialize, Deserialize)
+)]
 pub struct ColliderDisabled;
 
 /// A named collision layer, usually a user enum, for building [`CollisionLayers`] with
@@ -419,7 +460,13 @@ impl<L: PhysicsLayer + ?Sized> PhysicsLayer for &L {
 /// not list A's, they pass through each other. Build masks directly with
 /// [`CollisionLayers::new`], or from named layers with [`CollisionLayers::from_layers`]. On a
 /// body entity they apply to the colliders on that entity only.
-#[derive(Component, Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Component, Reflect, Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[reflect(Component, Default, Debug, PartialEq)]
+#[cfg_attr(
+    feature = "serialize",
+    derive(serde::Serialize, serde::Deserialize),
+    reflect(Serialize, Deserialize)
+)]
 pub struct CollisionLayers {
     /// Bit mask of the groups this collider is in.
     pub memberships: u32,
@@ -470,14 +517,27 @@ fn layer_mask<L: PhysicsLayer>(layers: impl IntoIterator<Item = L>) -> u32 {
 }
 
 /// The body a collider belongs to. Maintained by the engine.
-#[derive(Component, Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Component, Reflect, Clone, Copy, Debug, PartialEq, Eq)]
+#[reflect(Component, Debug, PartialEq)]
+#[cfg_attr(
+    feature = "serialize",
+    derive(serde::Serialize, serde::Deserialize),
+    reflect(Serialize, Deserialize)
+)]
 pub struct ColliderOf {
     /// The body entity.
+    #[entities]
     pub body: Entity,
 }
 
 /// The collider's pose relative to its body's origin (world pose if it has no body).
-#[derive(Component, Clone, Copy, Debug, PartialEq)]
+#[derive(Component, Reflect, Clone, Copy, Debug, PartialEq)]
+#[reflect(Component, Default, Debug, PartialEq)]
+#[cfg_attr(
+    feature = "serialize",
+    derive(serde::Serialize, serde::Deserialize),
+    reflect(Serialize, Deserialize)
+)]
 pub struct ColliderPose {
     pub(crate) translation: Vector,
     pub(crate) rotation: Quaternion,
@@ -501,7 +561,13 @@ impl ColliderPose {
 /// Marks a collider that failed validation; it takes no part in the simulation until its
 /// [`Collider`] is replaced. Managed by the engine: to turn a collider off yourself, insert
 /// [`ColliderDisabled`].
-#[derive(Component, Clone, Copy, Debug, Default)]
+#[derive(Component, Reflect, Clone, Copy, Debug, Default)]
+#[reflect(Component, Default, Debug)]
+#[cfg_attr(
+    feature = "serialize",
+    derive(serde::Serialize, serde::Deserialize),
+    reflect(Serialize, Deserialize)
+)]
 pub struct DisabledCollider;
 
 /// Bodies whose mass properties must be recomputed, and which body each collider had last.

@@ -172,17 +172,26 @@ impl ContactPair {
 }
 
 /// Every contact pair, sorted by `(collider1, collider2)`.
-#[derive(Resource, Default)]
+///
+/// Reflected without its contents (every field is ignored): it is the engine's working state,
+/// rebuilt every step, so inspectors list it and scenes carry it empty, leaving the loading
+/// world's own state in place (see [`reflection`](crate::reflection)).
+#[derive(Resource, Default, Reflect)]
+#[reflect(Resource, Default)]
 pub struct ContactGraph {
+    #[reflect(ignore)]
     pub(crate) pairs: Vec<ContactPair>,
     /// The previous step's storage, kept to reuse its allocation.
+    #[reflect(ignore)]
     pub(crate) spare: Vec<ContactPair>,
     /// Bodies of touching pairs that ended this step (woken if asleep).
+    #[reflect(ignore)]
     pub(crate) lost_support: Vec<Entity>,
     /// Touching pairs that left the graph this step (their colliders moved apart, were
     /// despawned, disabled or filtered out), reported in [`PhysicsStepSet::Finalize`].
     ///
     /// [`PhysicsStepSet::Finalize`]: crate::PhysicsStepSet::Finalize
+    #[reflect(ignore)]
     pub(crate) ended: Vec<CollisionEnd>,
 }
 

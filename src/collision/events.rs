@@ -59,7 +59,13 @@ use super::contacts::{CollisionEnd, CollisionStart, ContactGraph, ContactPair};
 /// }
 /// # bevy::ecs::system::assert_is_system(spawn_coin);
 /// ```
-#[derive(Component, Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Component, Reflect, Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[reflect(Component, Default, Debug, PartialEq)]
+#[cfg_attr(
+    feature = "serialize",
+    derive(serde::Serialize, serde::Deserialize),
+    reflect(Serialize, Deserialize)
+)]
 pub struct CollisionEventsEnabled;
 
 /// The colliders touching this collider entity, kept up to date by the engine once inserted
@@ -79,8 +85,14 @@ pub struct CollisionEventsEnabled;
 /// }
 /// # bevy::ecs::system::assert_is_system(count_contacts);
 /// ```
-#[derive(Component, Clone, Debug, Default, PartialEq, Eq)]
-pub struct CollidingEntities(pub(crate) Vec<Entity>);
+#[derive(Component, Reflect, Clone, Debug, Default, PartialEq, Eq)]
+#[reflect(Component, Default, Debug, PartialEq)]
+#[cfg_attr(
+    feature = "serialize",
+    derive(serde::Serialize, serde::Deserialize),
+    reflect(Serialize, Deserialize)
+)]
+pub struct CollidingEntities(#[entities] pub(crate) Vec<Entity>);
 
 impl CollidingEntities {
     /// The touching colliders, sorted.

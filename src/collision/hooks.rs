@@ -59,7 +59,13 @@ use crate::settings::SolverConfig;
 /// assert!(both.contains(ActiveCollisionHooks::MODIFY_CONTACTS));
 /// assert_eq!(both, ActiveCollisionHooks::ALL);
 /// ```
-#[derive(Component, Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Component, Reflect, Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[reflect(Component, Default, Debug, PartialEq)]
+#[cfg_attr(
+    feature = "serialize",
+    derive(serde::Serialize, serde::Deserialize),
+    reflect(Serialize, Deserialize)
+)]
 pub struct ActiveCollisionHooks(pub u8);
 
 impl ActiveCollisionHooks {

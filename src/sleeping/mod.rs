@@ -26,7 +26,13 @@ use crate::validation::{Validate, ValidationApp, check, join};
 
 /// When bodies fall asleep. A NaN or negative field is replaced by its default, with a
 /// warning.
-#[derive(Resource, Clone, Copy, Debug, PartialEq)]
+#[derive(Resource, Reflect, Clone, Copy, Debug, PartialEq)]
+#[reflect(Resource, Default, Debug, PartialEq)]
+#[cfg_attr(
+    feature = "serialize",
+    derive(serde::Serialize, serde::Deserialize),
+    reflect(Serialize, Deserialize)
+)]
 pub struct SleepThreshold {
     /// Linear speed under which a body counts as at rest, m/s. Default 0.05.
     pub linear: Scalar,

@@ -96,7 +96,13 @@ use crate::schedule::{PhysicsSchedule, SolverSet};
 use crate::settings::SolverConfig;
 
 /// How a [`SweptCcd`] body's colliders are swept over a step.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Reflect, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[reflect(Default, Debug, PartialEq)]
+#[cfg_attr(
+    feature = "serialize",
+    derive(serde::Serialize, serde::Deserialize),
+    reflect(Serialize, Deserialize)
+)]
 pub enum SweepMode {
     /// Translation only, at the step-start rotation. Cheapest; misses hits that only the
     /// body's rotation causes.
@@ -135,7 +141,13 @@ pub enum SweepMode {
 /// let blade = SweptCcd::new_with_mode(SweepMode::NonLinear).include_dynamic(true);
 /// assert!(blade.include_dynamic);
 /// ```
-#[derive(Component, Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Component, Reflect, Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[reflect(Component, Default, Debug, PartialEq)]
+#[cfg_attr(
+    feature = "serialize",
+    derive(serde::Serialize, serde::Deserialize),
+    reflect(Serialize, Deserialize)
+)]
 pub struct SweptCcd {
     /// How the colliders are swept. Default [`SweepMode::Linear`].
     pub mode: SweepMode,

@@ -289,19 +289,31 @@ fn mask_rotation(inverse_inertia: Matrix3, locked: LockedAxes) -> Matrix3 {
 }
 
 /// The dense body storage for the step in progress.
-#[derive(Resource)]
+///
+/// Reflected without its contents (every field is ignored): it is the engine's working state,
+/// rebuilt every step, so inspectors list it and scenes carry it empty, leaving the loading
+/// world's own state in place (see [`reflection`](crate::reflection)).
+#[derive(Resource, Reflect)]
+#[reflect(Resource, Default)]
 pub struct SolverBodies {
+    #[reflect(ignore)]
     pub(crate) bodies: Vec<RigidBodyQueryItem>,
     /// Entity index → slot, valid only where `bodies[slot].entity` matches.
+    #[reflect(ignore)]
     slots: Vec<u32>,
     /// Sleeping bodies pulled into the step by constraints; woken at writeback.
+    #[reflect(ignore)]
     pub(crate) woken: Vec<Entity>,
     /// Pairs of bodies joined by a constraint this step, for island building.
+    #[reflect(ignore)]
     pub(crate) links: Vec<(Entity, Entity)>,
     /// The world's gravity this step, for bodies brought in after the gather.
+    #[reflect(ignore)]
     pub(crate) gravity: Vector,
     /// Substep length, and how many substeps have integrated positions so far this step.
+    #[reflect(ignore)]
     pub(crate) substep: Scalar,
+    #[reflect(ignore)]
     pub(crate) substeps_done: u32,
     /// Counts gathers: a key for per-step caches that, unlike
     /// [`PhysicsStepTime::step_count`], never repeats (a snapshot restore sets the step count

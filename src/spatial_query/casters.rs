@@ -26,7 +26,13 @@ use crate::math::{Quaternion, Scalar, Vector, is_finite_quat};
 /// }
 /// # bevy::ecs::system::assert_is_system(spawn_character);
 /// ```
-#[derive(Component, Clone, Debug, PartialEq)]
+#[derive(Component, Reflect, Clone, Debug, PartialEq)]
+#[reflect(Component, Debug, PartialEq)]
+#[cfg_attr(
+    feature = "serialize",
+    derive(serde::Serialize, serde::Deserialize),
+    reflect(Serialize, Deserialize)
+)]
 #[require(RayHits)]
 pub struct RayCaster {
     /// Whether the ray is cast. Default `true`.
@@ -46,6 +52,7 @@ pub struct RayCaster {
     /// Default `true`.
     pub ignore_self: bool,
     /// Which colliders may be hit.
+    #[entities]
     pub query_filter: SpatialQueryFilter,
 }
 
@@ -96,8 +103,14 @@ impl RayCaster {
 }
 
 /// The hits of a [`RayCaster`] after the last physics step, nearest first.
-#[derive(Component, Clone, Debug, Default, PartialEq)]
-pub struct RayHits(pub Vec<RayHitData>);
+#[derive(Component, Reflect, Clone, Debug, Default, PartialEq)]
+#[reflect(Component, Default, Debug, PartialEq)]
+#[cfg_attr(
+    feature = "serialize",
+    derive(serde::Serialize, serde::Deserialize),
+    reflect(Serialize, Deserialize)
+)]
+pub struct RayHits(#[entities] pub Vec<RayHitData>);
 
 impl RayHits {
     /// The hits, nearest first.
@@ -123,7 +136,13 @@ impl RayHits {
 
 /// Casts a shape from its entity after every physics step and keeps the hits in
 /// [`ShapeHits`]. Placement follows the entity as for [`RayCaster`].
-#[derive(Component, Clone, Debug)]
+#[derive(Component, Reflect, Clone, Debug)]
+#[reflect(Component, Debug)]
+#[cfg_attr(
+    feature = "serialize",
+    derive(serde::Serialize, serde::Deserialize),
+    reflect(Serialize, Deserialize)
+)]
 #[require(ShapeHits)]
 pub struct ShapeCaster {
     /// Whether the shape is cast. Default `true`.
@@ -143,6 +162,7 @@ pub struct ShapeCaster {
     /// Whether the colliders of the caster's own body are skipped. Default `true`.
     pub ignore_self: bool,
     /// Which colliders may be hit.
+    #[entities]
     pub query_filter: SpatialQueryFilter,
 }
 
@@ -189,8 +209,14 @@ impl ShapeCaster {
 }
 
 /// The hits of a [`ShapeCaster`] after the last physics step, nearest first.
-#[derive(Component, Clone, Debug, Default, PartialEq)]
-pub struct ShapeHits(pub Vec<ShapeHitData>);
+#[derive(Component, Reflect, Clone, Debug, Default, PartialEq)]
+#[reflect(Component, Default, Debug, PartialEq)]
+#[cfg_attr(
+    feature = "serialize",
+    derive(serde::Serialize, serde::Deserialize),
+    reflect(Serialize, Deserialize)
+)]
+pub struct ShapeHits(#[entities] pub Vec<ShapeHitData>);
 
 impl ShapeHits {
     /// The hits, nearest first.

@@ -1,6 +1,6 @@
 //! The [`SpatialQuery`] system parameter, its filter and its results.
 
-use bevy::ecs::entity::EntityHashSet;
+use bevy::ecs::entity::{EntityHashSet, MapEntities};
 use bevy::ecs::system::SystemParam;
 use bevy::math::bounding::Aabb3d;
 use bevy::prelude::*;
@@ -27,11 +27,18 @@ use crate::math::{Quaternion, Scalar, Vector, is_finite_quat, pose};
 /// # let player = Entity::PLACEHOLDER;
 /// let filter = SpatialQueryFilter::from_mask(0b0010).with_excluded_entities([player]);
 /// ```
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Reflect, Debug, PartialEq, MapEntities)]
+#[reflect(Default, Debug, PartialEq)]
+#[cfg_attr(
+    feature = "serialize",
+    derive(serde::Serialize, serde::Deserialize),
+    reflect(Serialize, Deserialize)
+)]
 pub struct SpatialQueryFilter {
     /// Bit mask tested against each collider's [`CollisionLayers::memberships`](crate::CollisionLayers::memberships). Default: all.
     pub mask: u32,
     /// Colliders, or bodies whose colliders, the query skips.
+    #[entities]
     pub excluded_entities: EntityHashSet,
     /// Whether sensors are reported. Default `false`.
     pub include_sensors: bool,
@@ -81,9 +88,16 @@ impl SpatialQueryFilter {
 }
 
 /// A ray hit.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Reflect, Copy, Debug, PartialEq, MapEntities)]
+#[reflect(Debug, PartialEq)]
+#[cfg_attr(
+    feature = "serialize",
+    derive(serde::Serialize, serde::Deserialize),
+    reflect(Serialize, Deserialize)
+)]
 pub struct RayHitData {
     /// The collider hit.
+    #[entities]
     pub entity: Entity,
     /// Distance from the ray origin to the hit, m.
     pub distance: Scalar,
@@ -93,7 +107,13 @@ pub struct RayHitData {
 }
 
 /// How a shape is cast.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Reflect, Copy, Debug, PartialEq)]
+#[reflect(Default, Debug, PartialEq)]
+#[cfg_attr(
+    feature = "serialize",
+    derive(serde::Serialize, serde::Deserialize),
+    reflect(Serialize, Deserialize)
+)]
 pub struct ShapeCastConfig {
     /// How far the shape travels, m. Default: unlimited.
     pub max_distance: Scalar,
@@ -128,9 +148,16 @@ impl ShapeCastConfig {
 }
 
 /// A shape-cast hit.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Reflect, Copy, Debug, PartialEq, MapEntities)]
+#[reflect(Debug, PartialEq)]
+#[cfg_attr(
+    feature = "serialize",
+    derive(serde::Serialize, serde::Deserialize),
+    reflect(Serialize, Deserialize)
+)]
 pub struct ShapeHitData {
     /// The collider hit.
+    #[entities]
     pub entity: Entity,
     /// How far the cast shape travelled before touching it, m.
     pub distance: Scalar,
@@ -145,9 +172,16 @@ pub struct ShapeHitData {
 }
 
 /// The closest point on a collider to a query point.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Reflect, Copy, Debug, PartialEq, MapEntities)]
+#[reflect(Debug, PartialEq)]
+#[cfg_attr(
+    feature = "serialize",
+    derive(serde::Serialize, serde::Deserialize),
+    reflect(Serialize, Deserialize)
+)]
 pub struct PointProjectionHit {
     /// The collider.
+    #[entities]
     pub entity: Entity,
     /// The closest point on its surface (the query point itself if inside and `solid`).
     pub point: Vector,

@@ -24,6 +24,7 @@
 //! ([`D6Joint::row_impulses`]).
 
 use bevy::ecs::entity::{EntityMapper, MapEntities};
+use bevy::ecs::reflect::ReflectMapEntities;
 use bevy::prelude::*;
 use smallvec::SmallVec;
 
@@ -34,7 +35,13 @@ use crate::solver::rows::{ConstraintRow, RowSink, VelocityConstraint};
 use crate::validation::{Validate, check, join, non_negative};
 
 /// One of the six axes of a [`D6Joint`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Reflect, Copy, Debug, PartialEq, Eq, Hash)]
+#[reflect(Debug, PartialEq)]
+#[cfg_attr(
+    feature = "serialize",
+    derive(serde::Serialize, serde::Deserialize),
+    reflect(Serialize, Deserialize)
+)]
 pub enum D6Axis {
     /// Translation along frame 1's X axis.
     X = 0,
@@ -63,7 +70,13 @@ impl D6Axis {
 }
 
 /// How an axis of a [`D6Joint`] may move.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Reflect, Copy, Debug, Default, PartialEq, Eq)]
+#[reflect(Default, Debug, PartialEq)]
+#[cfg_attr(
+    feature = "serialize",
+    derive(serde::Serialize, serde::Deserialize),
+    reflect(Serialize, Deserialize)
+)]
 pub enum D6Motion {
     /// Not at all (the default for every axis).
     #[default]
@@ -75,7 +88,13 @@ pub enum D6Motion {
 }
 
 /// The range of a limited axis, and how hard its ends are.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Reflect, Copy, Debug, PartialEq)]
+#[reflect(Debug, PartialEq)]
+#[cfg_attr(
+    feature = "serialize",
+    derive(serde::Serialize, serde::Deserialize),
+    reflect(Serialize, Deserialize)
+)]
 pub struct D6Limit {
     /// Lower end, m or rad (unused by the swing cone).
     pub min: Scalar,
@@ -118,7 +137,13 @@ impl Default for D6Limit {
 
 /// A drive on one axis: `F = stiffness·(target − x) + damping·(target_velocity − ẋ)`, at most
 /// `max_force`, implicit (stable for any stiffness and damping).
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Reflect, Copy, Debug, PartialEq)]
+#[reflect(Debug, PartialEq)]
+#[cfg_attr(
+    feature = "serialize",
+    derive(serde::Serialize, serde::Deserialize),
+    reflect(Serialize, Deserialize)
+)]
 pub struct D6Drive {
     /// N/m or N·m/rad (1/s² for acceleration drives).
     pub stiffness: Scalar,
@@ -183,7 +208,14 @@ impl D6Drive {
 ///     .with_swing_cone(0.8, 0.6)
 ///     .with_limit(D6Axis::Twist, -0.5, 0.5);
 /// ```
-#[derive(Component, Clone, Debug, PartialEq)]
+#[derive(Component, Reflect, Clone, Debug, PartialEq)]
+#[reflect(Component, MapEntities, Debug, PartialEq)]
+#[cfg_attr(
+    feature = "serialize",
+    derive(serde::Serialize, serde::Deserialize),
+    reflect(Serialize, Deserialize)
+)]
+#[component(map_entities)]
 pub struct D6Joint {
     /// The first body (its frame measures the joint).
     pub entity1: Entity,

@@ -1,5 +1,6 @@
 //! The distance joint: keeps two anchors at a distance, or within a range.
 
+use bevy::ecs::reflect::ReflectMapEntities;
 use bevy::prelude::*;
 
 use super::{Anchors, JointBase, JointSolve, check_limits, clamp_range, impl_joint};
@@ -21,7 +22,14 @@ use crate::validation::{Validate, join};
 /// let rope = DistanceJoint::new(a, b).with_limits(0.0, 2.0); // slack up to 2 m
 /// let rod = DistanceJoint::new(a, b).with_rest_length(1.5).with_compliance(1e-4);
 /// ```
-#[derive(Component, Clone, Copy, Debug, PartialEq)]
+#[derive(Component, Reflect, Clone, Copy, Debug, PartialEq)]
+#[reflect(Component, MapEntities, Debug, PartialEq)]
+#[cfg_attr(
+    feature = "serialize",
+    derive(serde::Serialize, serde::Deserialize),
+    reflect(Serialize, Deserialize)
+)]
+#[component(map_entities)]
 pub struct DistanceJoint {
     base: JointBase,
     limits: Option<(Scalar, Scalar)>,

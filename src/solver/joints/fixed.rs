@@ -1,5 +1,6 @@
 //! The fixed joint: no relative motion at all.
 
+use bevy::ecs::reflect::ReflectMapEntities;
 use bevy::prelude::*;
 
 use super::{Anchors, JointBase, JointSolve, impl_joint};
@@ -18,7 +19,14 @@ use crate::validation::Validate;
 /// # let (a, b) = (world.spawn_empty().id(), world.spawn_empty().id());
 /// let weld = FixedJoint::new(a, b).with_local_anchor_1(Vec3::X).with_local_anchor_2(-Vec3::X);
 /// ```
-#[derive(Component, Clone, Copy, Debug, PartialEq)]
+#[derive(Component, Reflect, Clone, Copy, Debug, PartialEq)]
+#[reflect(Component, MapEntities, Debug, PartialEq)]
+#[cfg_attr(
+    feature = "serialize",
+    derive(serde::Serialize, serde::Deserialize),
+    reflect(Serialize, Deserialize)
+)]
+#[component(map_entities)]
 pub struct FixedJoint {
     base: JointBase,
     /// Body 2's rotation relative to body 1 that the joint holds.

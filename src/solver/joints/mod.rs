@@ -62,7 +62,13 @@ use crate::solver::rows::solve_velocity_constraint;
 use crate::validation::{Validate, ValidationApp, check, join, non_negative};
 
 /// What every joint has: its bodies, anchors, compliance, damping, break force and state.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Reflect, Copy, Debug, PartialEq)]
+#[reflect(Debug, PartialEq)]
+#[cfg_attr(
+    feature = "serialize",
+    derive(serde::Serialize, serde::Deserialize),
+    reflect(Serialize, Deserialize)
+)]
 pub struct JointBase {
     /// The first body.
     pub entity1: Entity,
@@ -869,7 +875,13 @@ pub(crate) fn add_velocity_impulse(body: &mut RigidBodyQueryItem, p: Vector, r: 
 /// substep, so that the velocity projection ends the substep at the target speed; a position
 /// target is a compliant constraint on the angle or position. Either way the multiplier is
 /// clamped so the force stays within `max_force`.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Reflect, Copy, Debug, PartialEq)]
+#[reflect(Debug, PartialEq)]
+#[cfg_attr(
+    feature = "serialize",
+    derive(serde::Serialize, serde::Deserialize),
+    reflect(Serialize, Deserialize)
+)]
 pub struct JointMotor {
     /// What the motor drives towards.
     pub target: MotorTarget,
@@ -878,7 +890,13 @@ pub struct JointMotor {
 }
 
 /// The goal of a [`JointMotor`].
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Reflect, Copy, Debug, PartialEq)]
+#[reflect(Debug, PartialEq)]
+#[cfg_attr(
+    feature = "serialize",
+    derive(serde::Serialize, serde::Deserialize),
+    reflect(Serialize, Deserialize)
+)]
 pub enum MotorTarget {
     /// A relative speed: rad/s (revolute) or m/s (prismatic).
     Velocity(Scalar),

@@ -1,5 +1,6 @@
 //! The prismatic (slider) joint, with optional limits and motor.
 
+use bevy::ecs::reflect::ReflectMapEntities;
 use bevy::prelude::*;
 
 use super::{
@@ -26,7 +27,14 @@ use crate::validation::{Validate, join};
 ///     .with_limits(0.0, 0.5)
 ///     .with_motor(JointMotor::position(0.25).with_max_force(1000.0));
 /// ```
-#[derive(Component, Clone, Copy, Debug, PartialEq)]
+#[derive(Component, Reflect, Clone, Copy, Debug, PartialEq)]
+#[reflect(Component, MapEntities, Debug, PartialEq)]
+#[cfg_attr(
+    feature = "serialize",
+    derive(serde::Serialize, serde::Deserialize),
+    reflect(Serialize, Deserialize)
+)]
+#[component(map_entities)]
 pub struct PrismaticJoint {
     base: JointBase,
     free_axis: Vector,

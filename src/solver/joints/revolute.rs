@@ -1,5 +1,6 @@
 //! The revolute (hinge) joint, with an optional angle limit and motor.
 
+use bevy::ecs::reflect::ReflectMapEntities;
 use bevy::prelude::*;
 
 use super::{
@@ -27,7 +28,14 @@ use crate::validation::{Validate, join};
 ///     .with_angle_limits(-1.5, 1.5)
 ///     .with_motor(JointMotor::velocity(1.0).with_max_force(50.0));
 /// ```
-#[derive(Component, Clone, Copy, Debug, PartialEq)]
+#[derive(Component, Reflect, Clone, Copy, Debug, PartialEq)]
+#[reflect(Component, MapEntities, Debug, PartialEq)]
+#[cfg_attr(
+    feature = "serialize",
+    derive(serde::Serialize, serde::Deserialize),
+    reflect(Serialize, Deserialize)
+)]
+#[component(map_entities)]
 pub struct RevoluteJoint {
     base: JointBase,
     aligned_axis: Vector,

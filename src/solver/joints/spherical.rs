@@ -1,5 +1,6 @@
 //! The spherical (ball-and-socket) joint, with optional swing and twist limits.
 
+use bevy::ecs::reflect::ReflectMapEntities;
 use bevy::prelude::*;
 
 use super::{Anchors, JointBase, JointSolve, check_axis, check_limits, impl_joint};
@@ -27,7 +28,14 @@ use crate::validation::{Validate, join};
 ///     .with_swing_limits(0.0, FRAC_PI_4)
 ///     .with_twist_limits(-0.2, 0.2);
 /// ```
-#[derive(Component, Clone, Copy, Debug, PartialEq)]
+#[derive(Component, Reflect, Clone, Copy, Debug, PartialEq)]
+#[reflect(Component, MapEntities, Debug, PartialEq)]
+#[cfg_attr(
+    feature = "serialize",
+    derive(serde::Serialize, serde::Deserialize),
+    reflect(Serialize, Deserialize)
+)]
+#[component(map_entities)]
 pub struct SphericalJoint {
     base: JointBase,
     swing_axis: Vector,

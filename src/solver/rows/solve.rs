@@ -71,14 +71,23 @@ pub(crate) struct PreparedRow {
 
 /// Every velocity row of the step, in the order the constraints added them (the engine's
 /// dense row storage; it has no public fields).
-#[derive(Resource, Default, Clone)]
+///
+/// Reflected without its contents (every field is ignored): it is the engine's working state,
+/// rebuilt every step, so inspectors list it and scenes carry it empty, leaving the loading
+/// world's own state in place (see [`reflection`](crate::reflection)).
+#[derive(Resource, Default, Clone, Reflect)]
+#[reflect(Resource, Default)]
 pub struct VelocityRows {
+    #[reflect(ignore)]
     pub(crate) rows: Vec<PreparedRow>,
     /// The per-step impulses of the rows of the last finished step, by row index.
+    #[reflect(ignore)]
     pub(crate) last_impulses: Vec<Scalar>,
     /// The step those rows belonged to.
+    #[reflect(ignore)]
     pub(crate) last_step: u64,
     /// The step the current rows belong to.
+    #[reflect(ignore)]
     pub(crate) step: u64,
 }
 

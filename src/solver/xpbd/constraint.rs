@@ -169,7 +169,13 @@ pub(crate) fn apply_angular_impulse(body: &mut RigidBodyQueryItem, p: Vector) {
 }
 
 /// Marks a constraint or joint entity that should not be solved (a broken joint gets it).
-#[derive(Component, Clone, Copy, Debug, Default)]
+#[derive(Component, Reflect, Clone, Copy, Debug, Default)]
+#[reflect(Component, Default, Debug)]
+#[cfg_attr(
+    feature = "serialize",
+    derive(serde::Serialize, serde::Deserialize),
+    reflect(Serialize, Deserialize)
+)]
 pub struct ConstraintDisabled;
 
 /// The dense slots of each constraint's bodies, resolved once per step, in entity-index order.
@@ -339,7 +345,13 @@ pub fn solve_constraint<C, const ENTITY_COUNT: usize>(
 /// one pass only does one joint deep; extra passes cost only the constraint solve, not the
 /// contact solve or integration that extra substeps would repeat. Multipliers accumulate across
 /// the passes of a substep, as in XPBD's iterative form.
-#[derive(Resource, Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Resource, Reflect, Clone, Copy, Debug, PartialEq, Eq)]
+#[reflect(Resource, Default, Debug, PartialEq)]
+#[cfg_attr(
+    feature = "serialize",
+    derive(serde::Serialize, serde::Deserialize),
+    reflect(Serialize, Deserialize)
+)]
 pub struct XpbdIterations(pub u32);
 
 impl Default for XpbdIterations {
