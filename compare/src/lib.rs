@@ -38,6 +38,7 @@ use bevy::app::TaskPoolOptions;
 use bevy::prelude::*;
 use bevy::tasks::ComputeTaskPool;
 use bevy::time::TimeUpdateStrategy;
+use bevy::transform::StaticTransformOptimizations;
 
 /// Physics step for every scene and every engine, s.
 pub const DT: f64 = 1.0 / 60.0;
@@ -267,7 +268,14 @@ pub mod rapier {
                 .insert_resource(rp::TimestepMode::Fixed {
                     dt: DT as f32,
                     substeps: 1,
-                });
+                })
+                // bevy_rapier adds Bevy's `propagate_parent_transforms` to its own sets. With
+                // `bevy/multi_threaded` (the `parallel` build) that system is the parallel variant,
+                // which reads this resource, normally inserted by `TransformPlugin` (not part of
+                // `MinimalPlugins`): without it, the first update panics. `Disabled` makes it
+                // propagate every tree like the serial variant does (which has no such option);
+                // no rapier body in these scenes has a child with a `Transform` anyway.
+                .insert_resource(StaticTransformOptimizations::Disabled);
             finish_and_update(&mut app);
             app
         }
