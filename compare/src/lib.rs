@@ -164,6 +164,22 @@ pub fn init_task_pools(compute_threads: Option<usize>) -> usize {
     ComputeTaskPool::get().thread_num()
 }
 
+/// CPU time used so far by this process, all threads, user and system
+/// (`CLOCK_PROCESS_CPUTIME_ID`); zero where that clock is not available.
+pub fn process_cpu_time() -> Duration {
+    let mut t = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `clock_gettime` writes one `timespec` through a valid pointer.
+    let ok = unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut t) } == 0;
+    if ok {
+        Duration::new(t.tv_sec as u64, t.tv_nsec as u32)
+    } else {
+        Duration::ZERO
+    }
+}
+
 /// Whether this build has the `parallel` feature (`impetus3d/parallel`, which turns on
 /// `bevy/multi_threaded` for every engine in the binary).
 pub const PARALLEL_BUILD: bool = cfg!(feature = "parallel");
@@ -708,6 +724,18 @@ impl Scene {
             self.app.update();
         }
         start.elapsed()
+    }
+
+    /// Runs `steps` physics steps and returns the wall-clock time and the CPU time of the whole
+    /// process (every thread) they took. On a machine other processes are loading, the CPU
+    /// time grows much less than the wall-clock time; in a parallel build it can exceed it.
+    pub fn step_timed(&mut self, steps: usize) -> (Duration, Duration) {
+        let cpu = process_cpu_time();
+        let start = Instant::now();
+        for _ in 0..steps {
+            self.app.update();
+        }
+        (start.elapsed(), process_cpu_time().saturating_sub(cpu))
     }
 
     /// A body's pose, read from its `Transform` (every engine writes it back each step).

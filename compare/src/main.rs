@@ -151,13 +151,20 @@ struct Timed {
 /// The time per step of every repeat, and the quality, of one engine on one scene.
 struct Measured {
     engine: Engine,
+    /// Wall-clock ms/step, one per repeat, in order.
     samples: Vec<f64>,
+    /// Process CPU ms/step (all threads), one per repeat, in order.
+    cpu_samples: Vec<f64>,
     quality: Quality,
 }
 
 impl Measured {
     fn median(&self) -> f64 {
         median(&self.samples)
+    }
+
+    fn cpu_median(&self) -> f64 {
+        median(&self.cpu_samples)
     }
 }
 
@@ -174,12 +181,17 @@ fn measure(timed: &Timed, engines: &[Engine], repeats: usize) -> Vec<Measured> {
             let engine = engines[(i + repeat) % engines.len()];
             let mut scene = kind.build(engine);
             scene.step(warm_up);
-            let ms_per_step = ms(scene.step(steps), steps);
+            let (wall, cpu) = scene.step_timed(steps);
+            let (ms_per_step, cpu_ms_per_step) = (ms(wall, steps), ms(cpu, steps));
             match results.iter_mut().find(|r| r.engine == engine) {
-                Some(r) => r.samples.push(ms_per_step),
+                Some(r) => {
+                    r.samples.push(ms_per_step);
+                    r.cpu_samples.push(cpu_ms_per_step);
+                }
                 None => results.push(Measured {
                     engine,
                     samples: vec![ms_per_step],
+                    cpu_samples: vec![cpu_ms_per_step],
                     quality: (timed.quality)(&scene),
                 }),
             }
@@ -201,30 +213,36 @@ fn print_table(timed: &Timed, results: &[Measured], load_before: &str) {
         end - warm_up,
         load_average(),
     );
-    print!("| engine | median ms/step | spread (min–max) | ÷ bevy_rapier3d |");
+    print!(
+        "| engine | median ms/step | spread (min–max) | ÷ bevy_rapier3d | median CPU ms/step \
+         | CPU ÷ bevy_rapier3d |"
+    );
     for c in timed.quality_columns {
         print!(" {c} |");
     }
     println!(" all runs (ms/step, in order) |");
-    print!("| --- | ---: | ---: | ---: |");
+    print!("| --- | ---: | ---: | ---: | ---: | ---: |");
     for _ in timed.quality_columns {
         print!(" ---: |");
     }
     println!(" --- |");
-    let rapier = results
-        .iter()
-        .find(|r| r.engine == Engine::Rapier)
-        .map(Measured::median);
+    let rapier = results.iter().find(|r| r.engine == Engine::Rapier);
     for r in results {
         let min = r.samples.iter().copied().fold(f64::INFINITY, f64::min);
         let max = r.samples.iter().copied().fold(0.0, f64::max);
-        let ratio = rapier.map_or("–".to_string(), |m| format!("{:.2}", r.median() / m));
+        let ratio = rapier.map_or("–".to_string(), |m| {
+            format!("{:.2}", r.median() / m.median())
+        });
+        let cpu_ratio = rapier.map_or("–".to_string(), |m| {
+            format!("{:.2}", r.cpu_median() / m.cpu_median())
+        });
         print!(
-            "| {} | {} | {}–{} | {ratio} |",
+            "| {} | {} | {}–{} | {ratio} | {} | {cpu_ratio} |",
             r.engine.name(),
             fmt_ms(r.median()),
             fmt_ms(min),
             fmt_ms(max),
+            fmt_ms(r.cpu_median()),
         );
         for c in &r.quality.cells {
             print!(" {c} |");
@@ -442,12 +460,16 @@ fn timed_scenes() -> Vec<(&'static str, Timed)> {
 
 fn print_summary(done: &[(Timed, Vec<Measured>)], engines: &[Engine]) {
     println!("\n### Summary\n");
-    println!("Median ms/step over the repeats; quality: one key figure per scene.\n");
+    println!(
+        "Median wall-clock ms/step over the repeats; the ratio of medians (and the same ratio \
+         of process CPU time per step, less sensitive to other load on the machine); quality: \
+         one key figure per scene.\n"
+    );
     print!("| scene |");
     for e in engines {
         print!(" {} ms/step |", e.name());
     }
-    print!(" impetus3d ÷ bevy_rapier3d | quality figure |");
+    print!(" impetus3d ÷ bevy_rapier3d | same, CPU time | quality figure |");
     for e in engines {
         print!(" {} |", e.name());
     }
@@ -456,7 +478,7 @@ fn print_summary(done: &[(Timed, Vec<Measured>)], engines: &[Engine]) {
     for _ in engines {
         print!(" ---: |");
     }
-    print!(" ---: | --- |");
+    print!(" ---: | ---: | --- |");
     for _ in engines {
         print!(" ---: |");
     }
@@ -467,14 +489,17 @@ fn print_summary(done: &[(Timed, Vec<Measured>)], engines: &[Engine]) {
         for e in engines {
             print!(" {} |", fmt_ms(by_engine[e].median()));
         }
-        let ratio = match (
+        let (ratio, cpu_ratio) = match (
             by_engine.get(&Engine::Impetus),
             by_engine.get(&Engine::Rapier),
         ) {
-            (Some(i), Some(r)) => format!("{:.2}", i.median() / r.median()),
-            _ => "–".to_string(),
+            (Some(i), Some(r)) => (
+                format!("{:.2}", i.median() / r.median()),
+                format!("{:.2}", i.cpu_median() / r.cpu_median()),
+            ),
+            _ => ("–".to_string(), "–".to_string()),
         };
-        print!(" {ratio} | {} |", timed.key_column);
+        print!(" {ratio} | {cpu_ratio} | {} |", timed.key_column);
         for e in engines {
             print!(" {} |", by_engine[e].quality.key);
         }
