@@ -1,4 +1,4 @@
-//! Time per physics step of impetus3d, bevy_rapier3d 0.36 and avian3d 0.7 on the same four
+//! Time per physics step of impetus3d, bevy_rapier3d 0.36 and avian3d 0.7 on the same six
 //! scenes (see `src/lib.rs` and the README), one criterion group per scene and one bench per
 //! engine, all in one run:
 //!
@@ -81,6 +81,15 @@ fn pyramid(c: &mut Criterion) {
     );
 }
 
+fn large_pyramid(c: &mut Criterion) {
+    group(
+        c,
+        "large_pyramid_base_100",
+        SceneKind::LargePyramid,
+        Duration::from_secs(8),
+    );
+}
+
 fn pile(c: &mut Criterion) {
     group(
         c,
@@ -108,5 +117,22 @@ fn chain(c: &mut Criterion) {
     );
 }
 
-criterion_group!(benches, pyramid, pile, joint_grid, chain);
+fn free10k(c: &mut Criterion) {
+    group(
+        c,
+        "free_fall_10k_balls",
+        SceneKind::Free10k,
+        Duration::from_secs(4),
+    );
+}
+
+criterion_group!(
+    benches,
+    pyramid,
+    large_pyramid,
+    pile,
+    joint_grid,
+    chain,
+    free10k
+);
 criterion_main!(benches);

@@ -1,11 +1,12 @@
-//! The same four scenes in impetus3d, bevy_rapier3d 0.36 and avian3d 0.7, stepped headless one
+//! The same scenes in impetus3d, bevy_rapier3d 0.36 and avian3d 0.7, stepped headless one
 //! physics step per `App::update`, and engine-independent quality metrics read from each body's
 //! `Transform` (all three engines write their poses back to `Transform` every step).
 //!
-//! Each scene is one generic function ([`pyramid`], [`pile`], [`joint_grid`], [`chain`]) built on
-//! the handful of primitives of the [`Backend`] trait (a ground, a cube, a ball, a spherical
-//! joint, ...), which each engine implements with its own components. So the scenes are the same
-//! in every engine by construction: same shapes, positions, anchors, timestep, no sleeping.
+//! Each scene is one generic function ([`pyramid`], [`pile`], [`joint_grid`], [`chain`],
+//! [`free_balls`]) built on the handful of primitives of the [`Backend`] trait (a ground, a cube,
+//! a ball, a spherical joint, ...), which each engine implements with its own components. So the
+//! scenes are the same in every engine by construction: same shapes, positions, anchors,
+//! timestep, no sleeping. [`SceneKind`] names the timed scenes and their timing windows.
 //!
 //! Settings (see the README for the full list): every engine at its defaults except
 //!
@@ -22,25 +23,39 @@
 //! avian3d 6 substeps; rapier 1 step with 4 solver iterations, each with one internal PGS and one
 //! stabilisation iteration), collider density (impetus3d 1000 kg/m³, the others 1 kg/m³; it
 //! cancels out in these scenes, where every dynamic body has the same mass), contact softness.
+//!
+//! Threads: every app is built with `MinimalPlugins`, whose `TaskPoolPlugin` creates Bevy's
+//! process-wide task pools on the first app only. [`init_task_pools`] creates them first, with a
+//! chosen number of compute threads; it matters only in a build with the `parallel` feature
+//! (`impetus3d/parallel`, hence `bevy/multi_threaded` for the whole binary).
+
+#![warn(missing_docs)]
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
+use bevy::app::TaskPoolOptions;
 use bevy::prelude::*;
+use bevy::tasks::ComputeTaskPool;
 use bevy::time::TimeUpdateStrategy;
+use bevy::transform::StaticTransformOptimizations;
 
 /// Physics step for every scene and every engine, s.
 pub const DT: f64 = 1.0 / 60.0;
 
 /// One of the three engines.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Engine {
+    /// impetus3d, this repository (by path).
     Impetus,
+    /// bevy_rapier3d 0.36.0.
     Rapier,
+    /// avian3d 0.7.0.
     Avian,
 }
 
 impl Engine {
+    /// All three, in the order the tables list them.
     pub const ALL: [Engine; 3] = [Engine::Impetus, Engine::Rapier, Engine::Avian];
 
     /// The crate name, used as the bench id and column header.
@@ -51,23 +66,41 @@ impl Engine {
             Engine::Avian => "avian3d",
         }
     }
+
+    /// Parses a crate name or a short name (`impetus`, `rapier`, `avian`).
+    pub fn parse(name: &str) -> Option<Engine> {
+        match name {
+            "impetus3d" | "impetus" => Some(Engine::Impetus),
+            "bevy_rapier3d" | "rapier" | "rapier3d" => Some(Engine::Rapier),
+            "avian3d" | "avian" => Some(Engine::Avian),
+            _ => None,
+        }
+    }
 }
 
 /// A spherical joint as the scene defined it: body `a`'s local anchor must meet body `b`'s.
 #[derive(Clone, Copy, Debug)]
 pub struct JointSpec {
+    /// The first body.
     pub a: Entity,
+    /// The second body.
     pub b: Entity,
+    /// The anchor in `a`'s local frame.
     pub anchor_a: Vec3,
+    /// The anchor in `b`'s local frame.
     pub anchor_b: Vec3,
 }
 
 /// A built scene: its app (every further `update` is one physics step of [`DT`]), the dynamic
 /// bodies with their spawn positions, and the joints.
 pub struct Scene {
+    /// The headless app; every `update` is one physics step.
     pub app: App,
+    /// The engine the scene is built in.
     pub engine: Engine,
+    /// The dynamic bodies, in spawn order, with their spawn positions.
     pub bodies: Vec<(Entity, Vec3)>,
+    /// The joints, as the scene defined them.
     pub joints: Vec<JointSpec>,
     /// The chain's static anchor body, if any.
     pub anchor: Option<Entity>,
@@ -78,8 +111,8 @@ pub trait Backend {
     /// A headless app (`MinimalPlugins` + the engine) in which every further `update` is one
     /// physics step of [`DT`]; the first update has already run.
     fn app() -> App;
-    /// A static 200 × 1 × 200 m box whose top face is at y = 0.
-    fn ground(world: &mut World);
+    /// A static box of full size `size` (m) centred on the y axis whose top face is at y = 0.
+    fn ground(world: &mut World, size: Vec3);
     /// A dynamic unit cube that never sleeps.
     fn cube(world: &mut World, position: Vec3) -> Entity;
     /// A ball of `radius`; static or dynamic (never sleeping); colliding with everything or
@@ -110,6 +143,47 @@ fn minimal_app() -> App {
     app
 }
 
+/// Creates Bevy's process-wide task pools (IO, async compute, compute) before the first app is
+/// built, with `compute_threads` threads in the compute pool (`None`: Bevy's default, all cores
+/// left after one IO and one async-compute thread, at least one), and returns the compute pool's
+/// thread count.
+///
+/// The pools are singletons initialised once per process: the first call (or, without a call,
+/// the first app's `TaskPoolPlugin`) decides for the whole process, later calls change nothing.
+/// In a build without `bevy/multi_threaded` (no `parallel` feature) the pools run every task on
+/// the calling thread and report one thread whatever is asked. With `multi_threaded`, a scope
+/// also runs tasks on the thread that opened it while it waits, so `n` compute threads can keep
+/// up to `n + 1` cores busy.
+pub fn init_task_pools(compute_threads: Option<usize>) -> usize {
+    let mut options = TaskPoolOptions::default();
+    if let Some(n) = compute_threads {
+        options.compute.min_threads = n;
+        options.compute.max_threads = n;
+    }
+    options.create_default_pools();
+    ComputeTaskPool::get().thread_num()
+}
+
+/// CPU time used so far by this process, all threads, user and system
+/// (`CLOCK_PROCESS_CPUTIME_ID`); zero where that clock is not available.
+pub fn process_cpu_time() -> Duration {
+    let mut t = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `clock_gettime` writes one `timespec` through a valid pointer.
+    let ok = unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut t) } == 0;
+    if ok {
+        Duration::new(t.tv_sec as u64, t.tv_nsec as u32)
+    } else {
+        Duration::ZERO
+    }
+}
+
+/// Whether this build has the `parallel` feature (`impetus3d/parallel`, which turns on
+/// `bevy/multi_threaded` for every engine in the binary).
+pub const PARALLEL_BUILD: bool = cfg!(feature = "parallel");
+
 /// What `App::run` does before its first update and a hand-stepped app must do itself: finish
 /// and clean up the plugins, then run the first (empty) update.
 fn finish_and_update(app: &mut App) {
@@ -118,11 +192,13 @@ fn finish_and_update(app: &mut App) {
     app.update();
 }
 
+/// impetus3d's implementation of the scene primitives.
 pub mod impetus {
     use super::*;
     use impetus3d::prelude as ip;
     use impetus3d::prelude::Joint as _;
 
+    /// The impetus3d [`Backend`].
     pub struct Impetus;
 
     impl Backend for Impetus {
@@ -133,11 +209,11 @@ pub mod impetus {
             finish_and_update(&mut app);
             app
         }
-        fn ground(world: &mut World) {
+        fn ground(world: &mut World, size: Vec3) {
             world.spawn((
                 ip::RigidBody::Static,
-                ip::Collider::cuboid(200.0, 1.0, 200.0),
-                Transform::from_xyz(0.0, -0.5, 0.0),
+                ip::Collider::cuboid(size.x, size.y, size.z),
+                Transform::from_xyz(0.0, -0.5 * size.y, 0.0),
             ));
         }
         fn cube(world: &mut World, position: Vec3) -> Entity {
@@ -189,10 +265,12 @@ pub mod impetus {
     }
 }
 
+/// bevy_rapier3d's implementation of the scene primitives.
 pub mod rapier {
     use super::*;
     use bevy_rapier3d::prelude as rp;
 
+    /// The bevy_rapier3d [`Backend`].
     pub struct Rapier;
 
     impl Backend for Rapier {
@@ -206,16 +284,24 @@ pub mod rapier {
                 .insert_resource(rp::TimestepMode::Fixed {
                     dt: DT as f32,
                     substeps: 1,
-                });
+                })
+                // bevy_rapier adds Bevy's `propagate_parent_transforms` to its own sets. With
+                // `bevy/multi_threaded` (the `parallel` build) that system is the parallel variant,
+                // which reads this resource, normally inserted by `TransformPlugin` (not part of
+                // `MinimalPlugins`): without it, the first update panics. `Disabled` makes it
+                // propagate every tree like the serial variant does (which has no such option);
+                // no rapier body in these scenes has a child with a `Transform` anyway.
+                .insert_resource(StaticTransformOptimizations::Disabled);
             finish_and_update(&mut app);
             app
         }
-        fn ground(world: &mut World) {
+        fn ground(world: &mut World, size: Vec3) {
             // Rapier's cuboid takes half-extents.
+            let half = 0.5 * size;
             world.spawn((
                 rp::RigidBody::Fixed,
-                rp::Collider::cuboid(100.0, 0.5, 100.0),
-                Transform::from_xyz(0.0, -0.5, 0.0),
+                rp::Collider::cuboid(half.x, half.y, half.z),
+                Transform::from_xyz(0.0, -half.y, 0.0),
             ));
         }
         fn cube(world: &mut World, position: Vec3) -> Entity {
@@ -270,10 +356,12 @@ pub mod rapier {
     }
 }
 
+/// avian3d's implementation of the scene primitives.
 pub mod avian {
     use super::*;
     use avian3d::prelude as av;
 
+    /// The avian3d [`Backend`].
     pub struct Avian;
 
     impl Backend for Avian {
@@ -286,11 +374,11 @@ pub mod avian {
             finish_and_update(&mut app);
             app
         }
-        fn ground(world: &mut World) {
+        fn ground(world: &mut World, size: Vec3) {
             world.spawn((
                 av::RigidBody::Static,
-                av::Collider::cuboid(200.0, 1.0, 200.0),
-                Transform::from_xyz(0.0, -0.5, 0.0),
+                av::Collider::cuboid(size.x, size.y, size.z),
+                Transform::from_xyz(0.0, -0.5 * size.y, 0.0),
             ));
         }
         fn cube(world: &mut World, position: Vec3) -> Entity {
@@ -363,12 +451,20 @@ fn empty_scene<B: Backend + 'static>() -> Scene {
     }
 }
 
-/// Scene 1: a pyramid of `base` rows of unit cubes (210 cubes for a base of 20) on a static
-/// ground, symmetric about x = 0, cubes exactly touching.
-pub fn pyramid<B: Backend + 'static>(base: usize) -> Scene {
+/// The ground of the pyramid (base 20) and the pile: 200 × 1 × 200 m.
+pub const GROUND: Vec3 = Vec3::new(200.0, 1.0, 200.0);
+
+/// The ground of the large pyramid (base 100), as in Box3D's benchmark: 400 × 2 × 400 m.
+pub const LARGE_GROUND: Vec3 = Vec3::new(400.0, 2.0, 400.0);
+
+/// Scenes 1 and 2: a one-layer pyramid of `base` rows of unit cubes (rows of `base`, `base` − 1,
+/// …, 1: 210 cubes for a base of 20, 5050 for a base of 100) on a static `ground` box (full size,
+/// top face at y = 0), symmetric about x = 0, in the plane z = 0, cubes exactly touching. The
+/// last body is the top cube.
+pub fn pyramid<B: Backend + 'static>(base: usize, ground: Vec3) -> Scene {
     let mut scene = empty_scene::<B>();
     let world = scene.app.world_mut();
-    B::ground(world);
+    B::ground(world, ground);
     for row in 0..base {
         let count = base - row;
         for i in 0..count {
@@ -380,12 +476,12 @@ pub fn pyramid<B: Backend + 'static>(base: usize) -> Scene {
     scene
 }
 
-/// Scene 2: an `n × n × n` grid of unit cubes 1.1 m apart, its bottom layer's centres 3.5 m above
-/// the ground, dropped.
+/// Scene 3: an `n × n × n` grid of unit cubes 1.1 m apart, its bottom layer's centres 3.5 m above
+/// the [`GROUND`], dropped.
 pub fn pile<B: Backend + 'static>(n: usize) -> Scene {
     let mut scene = empty_scene::<B>();
     let world = scene.app.world_mut();
-    B::ground(world);
+    B::ground(world, GROUND);
     let offset = 0.5 * (n - 1) as f32 * 1.1;
     for i in 0..n {
         for j in 0..n {
@@ -403,7 +499,7 @@ pub fn pile<B: Backend + 'static>(n: usize) -> Scene {
     scene
 }
 
-/// Scene 3: an `n × n` grid of balls (radius 0.4 m, 1 m apart in the vertical x–y plane,
+/// Scene 4: an `n × n` grid of balls (radius 0.4 m, 1 m apart in the vertical x–y plane,
 /// colliding with nothing), each joined to its right and lower neighbours by a spherical joint
 /// with anchors ±0.5 m; the two top corners are static; no ground.
 pub fn joint_grid<B: Backend + 'static>(n: usize) -> Scene {
@@ -452,7 +548,7 @@ pub fn joint_grid<B: Backend + 'static>(n: usize) -> Scene {
     scene
 }
 
-/// Scene 4: `links` balls (radius 0.25 m, colliding normally) whose centres are 1 m apart straight
+/// Scene 5: `links` balls (radius 0.25 m, colliding normally) whose centres are 1 m apart straight
 /// below a static anchor body at the origin, each joined to the one above (the first to the
 /// anchor) by a spherical joint with anchors ±0.5 m; no ground. With `kick`, the last link
 /// starts at 5 m/s sideways so the chain keeps swinging (the timing scene); without, it hangs
@@ -483,17 +579,80 @@ pub fn chain<B: Backend + 'static>(links: usize, kick: bool) -> Scene {
     scene
 }
 
-/// The four scenes, by name.
+/// Scene 6: a 3D grid of `counts.x × counts.y × counts.z` dynamic balls of radius 0.5 m,
+/// colliding normally, `spacing` m apart (centre to centre) with the lowest layer's centres at
+/// [`FREE_BALLS_BOTTOM`], no ground: all fall freely under gravity, side by side, and never
+/// touch (with a spacing of 3 m, the gaps between their bounding boxes are 2 m). What it costs is
+/// the per-body work of a step: integration, broad-phase updates, writing poses back.
+pub fn free_balls<B: Backend + 'static>(counts: UVec3, spacing: f32) -> Scene {
+    let mut scene = empty_scene::<B>();
+    let world = scene.app.world_mut();
+    let centre = 0.5 * (counts.as_vec3() - Vec3::ONE) * spacing;
+    for i in 0..counts.x {
+        for j in 0..counts.y {
+            for k in 0..counts.z {
+                let position = Vec3::new(
+                    i as f32 * spacing - centre.x,
+                    FREE_BALLS_BOTTOM + j as f32 * spacing,
+                    k as f32 * spacing - centre.z,
+                );
+                let ball = B::ball(world, position, 0.5, true, true);
+                scene.bodies.push((ball, position));
+            }
+        }
+    }
+    scene
+}
+
+/// Height of the lowest layer of [`free_balls`], m.
+pub const FREE_BALLS_BOTTOM: f32 = 10.0;
+
+/// The timed scenes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SceneKind {
+    /// [`pyramid`] of base 20 (210 cubes) on the 200 × 1 × 200 m [`GROUND`].
     Pyramid,
+    /// [`pyramid`] of base 100 (5050 cubes) on the 400 × 2 × 400 m [`LARGE_GROUND`] (Box3D's
+    /// large-pyramid benchmark).
+    LargePyramid,
+    /// [`pile`] of 16 × 16 × 16 = 4096 cubes.
     Pile,
+    /// [`joint_grid`] of 40 × 40 balls, 3120 joints.
     JointGrid,
+    /// [`chain`] of 100 links, the last kicked sideways so it keeps swinging.
     Chain,
+    /// [`chain`] of 100 links hanging at rest (the stretch measurement).
+    ChainAtRest,
+    /// [`free_balls`]: 25 × 16 × 25 = 10,000 balls 3 m apart in free fall.
+    Free10k,
 }
 
 impl SceneKind {
-    /// Builds the timing version of this scene in `engine`.
+    /// Every timed scene, in the order the tables list them.
+    pub const ALL: [SceneKind; 7] = [
+        SceneKind::Pyramid,
+        SceneKind::LargePyramid,
+        SceneKind::Pile,
+        SceneKind::JointGrid,
+        SceneKind::Chain,
+        SceneKind::ChainAtRest,
+        SceneKind::Free10k,
+    ];
+
+    /// The short name used on the command line, in bench ids and in the summary table.
+    pub fn name(self) -> &'static str {
+        match self {
+            SceneKind::Pyramid => "pyramid",
+            SceneKind::LargePyramid => "large_pyramid",
+            SceneKind::Pile => "pile",
+            SceneKind::JointGrid => "grid",
+            SceneKind::Chain => "chain",
+            SceneKind::ChainAtRest => "chain_at_rest",
+            SceneKind::Free10k => "free10k",
+        }
+    }
+
+    /// Builds the scene in `engine`.
     pub fn build(self, engine: Engine) -> Scene {
         match engine {
             Engine::Impetus => self.build_in::<impetus::Impetus>(),
@@ -504,32 +663,42 @@ impl SceneKind {
 
     fn build_in<B: Backend + 'static>(self) -> Scene {
         match self {
-            SceneKind::Pyramid => pyramid::<B>(20),
+            SceneKind::Pyramid => pyramid::<B>(20, GROUND),
+            SceneKind::LargePyramid => pyramid::<B>(100, LARGE_GROUND),
             SceneKind::Pile => pile::<B>(16),
             SceneKind::JointGrid => joint_grid::<B>(40),
             SceneKind::Chain => chain::<B>(100, true),
+            SceneKind::ChainAtRest => chain::<B>(100, false),
+            SceneKind::Free10k => free_balls::<B>(UVec3::new(25, 16, 25), 3.0),
         }
     }
 
-    /// The steps run before timing starts and the step at which a timing run starts over from a
-    /// freshly built scene, so every engine is timed over the same window of the scene's life.
+    /// `(warm_up, end)`: the steps run untimed after building the scene, and the step at which
+    /// timing stops, so that every engine is timed over the same window of the scene's life
+    /// (steps `warm_up + 1 ..= end`). The binary measures quality at `end`; the criterion bench
+    /// starts over from a freshly built scene when it reaches `end`.
     pub fn timing_window(self) -> (usize, usize) {
         match self {
             SceneKind::Pyramid => (5, 600),
+            SceneKind::LargePyramid => (5, 200),
             SceneKind::Pile => (60, 300),
             SceneKind::JointGrid => (10, 300),
-            SceneKind::Chain => (10, 600),
+            SceneKind::Chain => (10, 610),
+            SceneKind::ChainAtRest => (10, 600),
+            SceneKind::Free10k => (5, 125),
         }
+    }
+
+    /// The number of timed steps, `end − warm_up`.
+    pub fn timed_steps(self) -> usize {
+        let (warm_up, end) = self.timing_window();
+        end - warm_up
     }
 }
 
 /// Builds the chain that hangs at rest (no kick) in `engine`.
 pub fn resting_chain(engine: Engine) -> Scene {
-    match engine {
-        Engine::Impetus => chain::<impetus::Impetus>(100, false),
-        Engine::Rapier => chain::<rapier::Rapier>(100, false),
-        Engine::Avian => chain::<avian::Avian>(100, false),
-    }
+    SceneKind::ChainAtRest.build(engine)
 }
 
 /// A single dynamic ball falling freely for a sanity check of the stepping.
@@ -555,6 +724,18 @@ impl Scene {
             self.app.update();
         }
         start.elapsed()
+    }
+
+    /// Runs `steps` physics steps and returns the wall-clock time and the CPU time of the whole
+    /// process (every thread) they took. On a machine other processes are loading, the CPU
+    /// time grows much less than the wall-clock time; in a parallel build it can exceed it.
+    pub fn step_timed(&mut self, steps: usize) -> (Duration, Duration) {
+        let cpu = process_cpu_time();
+        let start = Instant::now();
+        for _ in 0..steps {
+            self.app.update();
+        }
+        (start.elapsed(), process_cpu_time().saturating_sub(cpu))
     }
 
     /// A body's pose, read from its `Transform` (every engine writes it back each step).
@@ -590,6 +771,22 @@ impl Scene {
             .iter()
             .map(|&(e, p0)| self.pose(e).0.distance(p0))
             .fold(0.0, f32::max)
+    }
+
+    /// Mean height of the dynamic bodies' positions, m.
+    pub fn mean_height(&self) -> f32 {
+        let sum: f64 = self
+            .bodies
+            .iter()
+            .map(|&(e, _)| self.pose(e).0.y as f64)
+            .sum();
+        (sum / self.bodies.len() as f64) as f32
+    }
+
+    /// Mean height of the dynamic bodies' spawn positions, m.
+    pub fn mean_spawn_height(&self) -> f32 {
+        let sum: f64 = self.bodies.iter().map(|&(_, p)| p.y as f64).sum();
+        (sum / self.bodies.len() as f64) as f32
     }
 
     /// Chain stretch: (distance from the anchor's attachment point to the bottom point of the
@@ -665,10 +862,15 @@ impl Scene {
 /// See [`Scene::cube_overlaps`]. Lengths in m.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct CubeOverlaps {
+    /// Deepest corner of any cube below the ground's top face (y = 0), m.
     pub max_ground_penetration: f32,
+    /// Deepest cube–cube penetration, m.
     pub max_cube_penetration: f32,
+    /// Cube pairs that overlap at all.
     pub overlapping_pairs: usize,
+    /// Cubes whose centre is below y = −0.5 m (fell through the ground).
     pub fell_through: usize,
+    /// Height of the highest cube centre, m.
     pub highest: f32,
 }
 

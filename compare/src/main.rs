@@ -1,201 +1,576 @@
-//! Runs each scene for a fixed number of steps in each engine and prints the time per step and
-//! quality metrics side by side, as Markdown tables.
+//! Runs each scene in each engine, interleaved over several repeats, and prints the median time
+//! per step with its spread and the quality metrics side by side, as Markdown tables, then one
+//! summary table.
 //!
 //! ```text
-//! cargo run --release --manifest-path compare/Cargo.toml            # all scenes
-//! cargo run --release --manifest-path compare/Cargo.toml -- pile    # some: pyramid pile grid chain
+//! cargo run --release --manifest-path compare/Cargo.toml                  # all scenes, 5 repeats
+//! cargo run --release --manifest-path compare/Cargo.toml -- pile grid     # some scenes
+//! cargo run --release --manifest-path compare/Cargo.toml -- --repeats 9 --only impetus3d pyramid
+//! cargo run --release --manifest-path compare/Cargo.toml --features parallel -- --threads 2
 //! ```
 //!
+//! Scenes: `sanity pyramid large_pyramid pile grid chain free10k` (`chain` times the swinging
+//! chain and the chain at rest). Options:
+//!
+//! - `--repeats N` (default 5): timed runs per scene and engine. For each repeat, each engine in
+//!   turn builds the scene, runs its warm-up steps untimed and is timed over the scene's window;
+//!   the engine that goes first rotates from one repeat to the next.
+//! - `--only ENGINE` (repeatable, or comma-separated: `impetus3d`, `bevy_rapier3d`, `avian3d`,
+//!   or `impetus`, `rapier`, `avian`): run only these engines (e.g. to profile one).
+//! - `--threads N`: compute task pool threads for the whole process (effective only in a build
+//!   with `--features parallel`).
+//!
 //! All lengths are read from the bodies' `Transform`s, so every engine is measured the same way.
+//! The quality metrics are deterministic per engine, so they are computed once, from the first
+//! repeat, at the end of the timing window.
 
-use impetus3d_compare::{DT, Engine, Scene, SceneKind, free_fall, resting_chain};
+use std::collections::HashMap;
+use std::process::ExitCode;
+
+use impetus3d_compare::{DT, Engine, PARALLEL_BUILD, Scene, SceneKind, free_fall, init_task_pools};
+
+const USAGE: &str = "usage: impetus3d-compare [--repeats N] [--threads N] [--only ENGINE]... \
+                     [sanity] [pyramid] [large_pyramid] [pile] [grid] [chain] [free10k]";
+
+/// Names accepted on the command line, in the order they run.
+const SCENE_NAMES: [&str; 7] = [
+    "sanity",
+    "pyramid",
+    "large_pyramid",
+    "pile",
+    "grid",
+    "chain",
+    "free10k",
+];
+
+struct Options {
+    repeats: usize,
+    threads: Option<usize>,
+    engines: Vec<Engine>,
+    scenes: Vec<String>,
+}
+
+fn parse_args() -> Result<Options, String> {
+    let mut options = Options {
+        repeats: 5,
+        threads: None,
+        engines: Vec::new(),
+        scenes: Vec::new(),
+    };
+    let mut args = std::env::args().skip(1);
+    let number = |flag: &str, value: Option<String>| -> Result<usize, String> {
+        value
+            .as_deref()
+            .and_then(|v| v.parse::<usize>().ok())
+            .filter(|&n| n >= 1)
+            .ok_or_else(|| format!("{flag} needs a whole number ≥ 1"))
+    };
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--repeats" => options.repeats = number("--repeats", args.next())?,
+            "--threads" => options.threads = Some(number("--threads", args.next())?),
+            "--only" => {
+                let value = args.next().ok_or("--only needs an engine name")?;
+                for name in value.split(',') {
+                    let engine =
+                        Engine::parse(name).ok_or_else(|| format!("unknown engine `{name}`"))?;
+                    if !options.engines.contains(&engine) {
+                        options.engines.push(engine);
+                    }
+                }
+            }
+            "-h" | "--help" => return Err(String::new()),
+            name if SCENE_NAMES.contains(&name) => options.scenes.push(arg),
+            other => return Err(format!("unknown argument `{other}`")),
+        }
+    }
+    if options.engines.is_empty() {
+        options.engines = Engine::ALL.to_vec();
+    } else {
+        // Keep the tables' column order whatever order the flags gave.
+        options.engines = Engine::ALL
+            .into_iter()
+            .filter(|e| options.engines.contains(e))
+            .collect();
+    }
+    Ok(options)
+}
 
 /// Milliseconds per step of `steps` steps that took `elapsed`.
 fn ms(elapsed: std::time::Duration, steps: usize) -> f64 {
     elapsed.as_secs_f64() * 1e3 / steps as f64
 }
 
-fn header(title: &str, columns: &[&str]) {
-    println!("\n### {title}\n");
-    print!("| engine |");
-    for c in columns {
+fn median(samples: &[f64]) -> f64 {
+    let mut s = samples.to_vec();
+    s.sort_by(f64::total_cmp);
+    let n = s.len();
+    if n % 2 == 1 {
+        s[n / 2]
+    } else {
+        0.5 * (s[n / 2 - 1] + s[n / 2])
+    }
+}
+
+/// Rounds a time per step to 3 significant figures (at least 2 decimals).
+fn fmt_ms(x: f64) -> String {
+    let decimals = if x >= 100.0 {
+        1
+    } else if x >= 10.0 {
+        2
+    } else {
+        3
+    };
+    format!("{x:.decimals$}")
+}
+
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|_| "unknown".to_string())
+}
+
+/// The quality figures of one engine on one scene: the cells of the scene's table, and the key
+/// figure for the summary table.
+struct Quality {
+    cells: Vec<String>,
+    key: String,
+}
+
+/// One timed scene: what it is called in the tables, its quality columns, and how to measure
+/// quality from the scene at the end of its window.
+struct Timed {
+    kind: SceneKind,
+    title: &'static str,
+    quality_columns: &'static [&'static str],
+    /// The quality figure named in the summary table.
+    key_column: &'static str,
+    quality: fn(&Scene) -> Quality,
+}
+
+/// The time per step of every repeat, and the quality, of one engine on one scene.
+struct Measured {
+    engine: Engine,
+    /// Wall-clock ms/step, one per repeat, in order.
+    samples: Vec<f64>,
+    /// Process CPU ms/step (all threads), one per repeat, in order.
+    cpu_samples: Vec<f64>,
+    quality: Quality,
+}
+
+impl Measured {
+    fn median(&self) -> f64 {
+        median(&self.samples)
+    }
+
+    fn cpu_median(&self) -> f64 {
+        median(&self.cpu_samples)
+    }
+}
+
+/// Times `timed.kind` in every engine `repeats` times, engines interleaved: in each repeat, each
+/// engine builds the scene, runs the warm-up untimed and is timed over the window; the engine
+/// that goes first rotates with the repeat. Quality comes from the first repeat.
+fn measure(timed: &Timed, engines: &[Engine], repeats: usize) -> Vec<Measured> {
+    let kind = timed.kind;
+    let (warm_up, _) = kind.timing_window();
+    let steps = kind.timed_steps();
+    let mut results: Vec<Measured> = Vec::new();
+    for repeat in 0..repeats {
+        for i in 0..engines.len() {
+            let engine = engines[(i + repeat) % engines.len()];
+            let mut scene = kind.build(engine);
+            scene.step(warm_up);
+            let (wall, cpu) = scene.step_timed(steps);
+            let (ms_per_step, cpu_ms_per_step) = (ms(wall, steps), ms(cpu, steps));
+            match results.iter_mut().find(|r| r.engine == engine) {
+                Some(r) => {
+                    r.samples.push(ms_per_step);
+                    r.cpu_samples.push(cpu_ms_per_step);
+                }
+                None => results.push(Measured {
+                    engine,
+                    samples: vec![ms_per_step],
+                    cpu_samples: vec![cpu_ms_per_step],
+                    quality: (timed.quality)(&scene),
+                }),
+            }
+            // The scene is dropped here, before the next engine builds its own.
+        }
+    }
+    results.sort_by_key(|r| engines.iter().position(|&e| e == r.engine));
+    results
+}
+
+fn print_table(timed: &Timed, results: &[Measured], load_before: &str) {
+    let (warm_up, end) = timed.kind.timing_window();
+    println!("\n### {}\n", timed.title);
+    println!(
+        "Timed steps {}–{} ({} steps) after {warm_up} untimed; quality at step {end}. \
+         Load average before: {load_before}; after: {}.\n",
+        warm_up + 1,
+        end,
+        end - warm_up,
+        load_average(),
+    );
+    print!(
+        "| engine | median ms/step | spread (min–max) | ÷ bevy_rapier3d | median CPU ms/step \
+         | CPU ÷ bevy_rapier3d |"
+    );
+    for c in timed.quality_columns {
         print!(" {c} |");
     }
-    println!();
-    print!("| --- |");
-    for _ in columns {
+    println!(" all runs (ms/step, in order) |");
+    print!("| --- | ---: | ---: | ---: | ---: | ---: |");
+    for _ in timed.quality_columns {
         print!(" ---: |");
     }
-    println!();
-}
-
-fn row(engine: Engine, cells: &[String]) {
-    print!("| {} |", engine.name());
-    for c in cells {
-        print!(" {c} |");
+    println!(" --- |");
+    let rapier = results.iter().find(|r| r.engine == Engine::Rapier);
+    for r in results {
+        let min = r.samples.iter().copied().fold(f64::INFINITY, f64::min);
+        let max = r.samples.iter().copied().fold(0.0, f64::max);
+        let ratio = rapier.map_or("–".to_string(), |m| {
+            format!("{:.2}", r.median() / m.median())
+        });
+        let cpu_ratio = rapier.map_or("–".to_string(), |m| {
+            format!("{:.2}", r.cpu_median() / m.cpu_median())
+        });
+        print!(
+            "| {} | {} | {}–{} | {ratio} | {} | {cpu_ratio} |",
+            r.engine.name(),
+            fmt_ms(r.median()),
+            fmt_ms(min),
+            fmt_ms(max),
+            fmt_ms(r.cpu_median()),
+        );
+        for c in &r.quality.cells {
+            print!(" {c} |");
+        }
+        let runs: Vec<String> = r.samples.iter().map(|&x| fmt_ms(x)).collect();
+        println!(" {} |", runs.join(", "));
     }
-    println!();
 }
 
-/// Builds `kind` in `engine`, runs its warm-up steps untimed, then `steps` timed steps.
-fn timed(kind: SceneKind, engine: Engine, steps: usize) -> (Scene, f64) {
-    let mut scene = kind.build(engine);
-    let (warm_up, _) = kind.timing_window();
-    scene.step(warm_up);
-    let elapsed = scene.step(steps);
-    (scene, ms(elapsed, steps))
-}
-
-fn sanity() {
-    header(
-        "Sanity: one ball in free fall, 60 updates",
-        &["y after 60 updates (m)", "½ g t² at t = 60 × DT (m)"],
-    );
+fn sanity(engines: &[Engine]) {
+    println!("\n### Sanity: one ball in free fall, 60 updates\n");
+    println!("| engine | y after 60 updates (m) | ½ g t² at t = 60 × DT (m) |");
+    println!("| --- | ---: | ---: |");
     // Semi-implicit Euler with k (sub)steps of h falls g h² k(k + 1)/2, a little more than
     // ½ g t², the more so the fewer the substeps.
     let expected = -0.5 * 9.81 * (60.0 * DT).powi(2);
-    for engine in Engine::ALL {
+    for &engine in engines {
         let mut scene = free_fall(engine);
         scene.step(60);
         let y = scene.pose(scene.bodies[0].0).0.y;
-        row(engine, &[format!("{y:.4}"), format!("{expected:.4}")]);
+        println!("| {} | {y:.4} | {expected:.4} |", engine.name());
     }
 }
 
-fn pyramid() {
-    header(
-        "Pyramid, base 20 (210 unit cubes), 600 steps = 10 s",
-        &[
-            "ms/step (steps 5–600)",
-            "top-cube drift (mm)",
-            "largest cube displacement (mm)",
-            "stands (every cube within 10 cm)",
+/// Top-cube drift (and how much of it is a vertical drop), the largest displacement of any cube
+/// (and the largest horizontal one: a pyramid that only sags under its own weight moves its cubes
+/// down, one that collapses moves them sideways) and whether every cube stayed within 10 cm.
+fn pyramid_quality(scene: &Scene) -> Quality {
+    let (top, start) = *scene.bodies.last().unwrap();
+    let top_now = scene.pose(top).0;
+    let drift = top_now.distance(start);
+    let sag = start.y - top_now.y;
+    let worst = scene.max_displacement();
+    let worst_horizontal = scene
+        .bodies
+        .iter()
+        .map(|&(e, p0)| (scene.pose(e).0 - p0).with_y(0.0).length())
+        .fold(0.0, f32::max);
+    Quality {
+        cells: vec![
+            format!("{:.1}", drift * 1e3),
+            format!("{:.1}", sag * 1e3),
+            format!("{:.1}", worst * 1e3),
+            format!("{:.1}", worst_horizontal * 1e3),
+            (if worst < 0.1 { "yes" } else { "no" }).to_string(),
         ],
-    );
-    for engine in Engine::ALL {
-        let (scene, ms_per_step) = timed(SceneKind::Pyramid, engine, 595);
-        let (top, start) = *scene.bodies.last().unwrap();
-        let drift = scene.pose(top).0.distance(start);
-        let worst = scene.max_displacement();
-        row(
-            engine,
-            &[
-                format!("{ms_per_step:.3}"),
-                format!("{:.1}", drift * 1e3),
-                format!("{:.1}", worst * 1e3),
-                (if worst < 0.1 { "yes" } else { "no" }).to_string(),
-            ],
-        );
+        key: format!("{:.1}", drift * 1e3),
     }
 }
 
-fn pile() {
-    header(
-        "Pile: 4096 unit cubes dropped, steps 60–300 timed, metrics at step 300",
-        &[
-            "ms/step (steps 60–300)",
-            "max cube–ground penetration (mm)",
-            "max cube–cube penetration (mm)",
-            "overlapping pairs",
-            "cubes below ground",
-            "highest centre (m)",
+const PYRAMID_COLUMNS: &[&str] = &[
+    "top-cube drift (mm)",
+    "of which top-cube drop (mm)",
+    "largest cube displacement (mm)",
+    "largest horizontal displacement (mm)",
+    "stands (every cube within 10 cm)",
+];
+
+fn pile_quality(scene: &Scene) -> Quality {
+    let o = scene.cube_overlaps();
+    Quality {
+        cells: vec![
+            format!("{:.1}", o.max_ground_penetration * 1e3),
+            format!("{:.1}", o.max_cube_penetration * 1e3),
+            o.overlapping_pairs.to_string(),
+            o.fell_through.to_string(),
+            format!("{:.2}", o.highest),
         ],
-    );
-    for engine in Engine::ALL {
-        let (scene, ms_per_step) = timed(SceneKind::Pile, engine, 240);
-        let o = scene.cube_overlaps();
-        row(
-            engine,
-            &[
-                format!("{ms_per_step:.2}"),
-                format!("{:.1}", o.max_ground_penetration * 1e3),
-                format!("{:.1}", o.max_cube_penetration * 1e3),
-                o.overlapping_pairs.to_string(),
-                o.fell_through.to_string(),
-                format!("{:.2}", o.highest),
-            ],
-        );
+        key: format!("{:.1}", o.max_cube_penetration * 1e3),
     }
 }
 
-fn grid() {
-    header(
-        "Joint grid 40×40 (1598 dynamic balls, 3120 spherical joints), 300 steps at 1/60 s",
-        &[
-            "ms/step (steps 10–300)",
-            "max anchor error (mm)",
-            "mean anchor error (mm)",
-            "joints ≥ 10 cm apart",
+fn grid_quality(scene: &Scene) -> Quality {
+    let errors = scene.joint_errors();
+    let max = errors.iter().copied().fold(0.0, f32::max);
+    let mean = errors.iter().sum::<f32>() / errors.len() as f32;
+    let over = errors.iter().filter(|&&e| e >= 0.1).count();
+    Quality {
+        cells: vec![
+            format!("{:.1}", max * 1e3),
+            format!("{:.2}", mean * 1e3),
+            over.to_string(),
         ],
-    );
-    for engine in Engine::ALL {
-        let (scene, ms_per_step) = timed(SceneKind::JointGrid, engine, 290);
-        let errors = scene.joint_errors();
-        let max = errors.iter().copied().fold(0.0, f32::max);
-        let mean = errors.iter().sum::<f32>() / errors.len() as f32;
-        let over = errors.iter().filter(|&&e| e >= 0.1).count();
-        row(
-            engine,
-            &[
-                format!("{ms_per_step:.3}"),
-                format!("{:.1}", max * 1e3),
-                format!("{:.2}", mean * 1e3),
-                over.to_string(),
-            ],
-        );
+        key: format!("{:.1}", max * 1e3),
     }
 }
 
-fn chain() {
-    header(
-        "Chain of 100 links: swinging (kicked) for timing, hanging at rest for 600 steps = 10 s \
-         for the stretch",
-        &[
-            "ms/step, swinging (steps 10–610)",
-            "ms/step, at rest (600 steps)",
-            "stretch at rest (%)",
-            "largest joint gap at rest (mm)",
+fn swinging_chain_quality(scene: &Scene) -> Quality {
+    let gap = scene.joint_errors().into_iter().fold(0.0, f32::max);
+    Quality {
+        cells: vec![format!("{:.2}", gap * 1e3)],
+        key: format!("{:.2}", gap * 1e3),
+    }
+}
+
+fn resting_chain_quality(scene: &Scene) -> Quality {
+    let stretch = scene.chain_stretch();
+    let gap = scene.joint_errors().into_iter().fold(0.0, f32::max);
+    Quality {
+        cells: vec![
+            format!("{:.3}", stretch * 100.0),
+            format!("{:.2}", gap * 1e3),
         ],
-    );
-    for engine in Engine::ALL {
-        let (_, swinging_ms) = timed(SceneKind::Chain, engine, 600);
-        let mut scene = resting_chain(engine);
-        let resting_ms = ms(scene.step(600), 600);
-        let stretch = scene.chain_stretch();
-        let gap = scene.joint_errors().into_iter().fold(0.0, f32::max);
-        row(
-            engine,
-            &[
-                format!("{swinging_ms:.3}"),
-                format!("{resting_ms:.3}"),
-                format!("{:.3}", stretch * 100.0),
-                format!("{:.2}", gap * 1e3),
-            ],
-        );
+        key: format!("{:.3}", stretch * 100.0),
     }
 }
 
-fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let wants = |name: &str| args.is_empty() || args.iter().any(|a| a == name);
+fn free_quality(scene: &Scene) -> Quality {
+    let (_, end) = SceneKind::Free10k.timing_window();
+    let t = end as f64 * DT;
+    let y = scene.mean_height();
+    let drop = scene.mean_spawn_height() - y;
+    Quality {
+        cells: vec![
+            format!("{y:.3}"),
+            format!("{drop:.3}"),
+            format!("{:.3}", 0.5 * 9.81 * t * t),
+        ],
+        key: format!("{y:.3}"),
+    }
+}
+
+/// The timed scenes, in the order they run, each with the command-line name that selects it.
+fn timed_scenes() -> Vec<(&'static str, Timed)> {
+    vec![
+        (
+            "pyramid",
+            Timed {
+                kind: SceneKind::Pyramid,
+                title: "Pyramid, base 20 (210 unit cubes), 600 steps = 10 s",
+                quality_columns: PYRAMID_COLUMNS,
+                key_column: "top-cube drift (mm)",
+                quality: pyramid_quality,
+            },
+        ),
+        (
+            "large_pyramid",
+            Timed {
+                kind: SceneKind::LargePyramid,
+                title: "Large pyramid, base 100 (5050 unit cubes) on a 400 × 2 × 400 m ground, \
+                        200 steps",
+                quality_columns: PYRAMID_COLUMNS,
+                key_column: "top-cube drift (mm)",
+                quality: pyramid_quality,
+            },
+        ),
+        (
+            "pile",
+            Timed {
+                kind: SceneKind::Pile,
+                title: "Pile: 4096 unit cubes dropped, metrics at step 300",
+                quality_columns: &[
+                    "max cube–ground penetration (mm)",
+                    "max cube–cube penetration (mm)",
+                    "overlapping pairs",
+                    "cubes below ground",
+                    "highest centre (m)",
+                ],
+                key_column: "max cube–cube penetration (mm)",
+                quality: pile_quality,
+            },
+        ),
+        (
+            "grid",
+            Timed {
+                kind: SceneKind::JointGrid,
+                title: "Joint grid 40×40 (1598 dynamic balls, 3120 spherical joints), \
+                        300 steps",
+                quality_columns: &[
+                    "max anchor error (mm)",
+                    "mean anchor error (mm)",
+                    "joints ≥ 10 cm apart",
+                ],
+                key_column: "max anchor error (mm)",
+                quality: grid_quality,
+            },
+        ),
+        (
+            "chain",
+            Timed {
+                kind: SceneKind::Chain,
+                title: "Chain of 100 links, swinging (last link kicked at 5 m/s)",
+                quality_columns: &["largest joint gap at step 610 (mm)"],
+                key_column: "largest joint gap (mm)",
+                quality: swinging_chain_quality,
+            },
+        ),
+        (
+            "chain",
+            Timed {
+                kind: SceneKind::ChainAtRest,
+                title: "Chain of 100 links hanging at rest, 600 steps = 10 s",
+                quality_columns: &["stretch at rest (%)", "largest joint gap at rest (mm)"],
+                key_column: "stretch at rest (%)",
+                quality: resting_chain_quality,
+            },
+        ),
+        (
+            "free10k",
+            Timed {
+                kind: SceneKind::Free10k,
+                title: "Free fall: 10,000 balls (r = 0.5 m) 3 m apart, never touching, \
+                        no ground",
+                quality_columns: &[
+                    "mean y at step 125 (m)",
+                    "mean drop (m)",
+                    "½ g t² at t = 125 × DT (m)",
+                ],
+                key_column: "mean y (m)",
+                quality: free_quality,
+            },
+        ),
+    ]
+}
+
+fn print_summary(done: &[(Timed, Vec<Measured>)], engines: &[Engine]) {
+    println!("\n### Summary\n");
     println!(
-        "Timestep 1/60 s everywhere, one physics step per update, sleeping disabled, \
-         single-threaded Bevy. Debug build: {}.",
-        cfg!(debug_assertions)
+        "Median wall-clock ms/step over the repeats; the ratio of medians (and the same ratio \
+         of process CPU time per step, less sensitive to other load on the machine); quality: \
+         one key figure per scene.\n"
+    );
+    print!("| scene |");
+    for e in engines {
+        print!(" {} ms/step |", e.name());
+    }
+    print!(" impetus3d ÷ bevy_rapier3d | same, CPU time | quality figure |");
+    for e in engines {
+        print!(" {} |", e.name());
+    }
+    println!();
+    print!("| --- |");
+    for _ in engines {
+        print!(" ---: |");
+    }
+    print!(" ---: | ---: | --- |");
+    for _ in engines {
+        print!(" ---: |");
+    }
+    println!();
+    for (timed, results) in done {
+        let by_engine: HashMap<_, _> = results.iter().map(|r| (r.engine, r)).collect();
+        print!("| {} |", timed.kind.name());
+        for e in engines {
+            print!(" {} |", fmt_ms(by_engine[e].median()));
+        }
+        let (ratio, cpu_ratio) = match (
+            by_engine.get(&Engine::Impetus),
+            by_engine.get(&Engine::Rapier),
+        ) {
+            (Some(i), Some(r)) => (
+                format!("{:.2}", i.median() / r.median()),
+                format!("{:.2}", i.cpu_median() / r.cpu_median()),
+            ),
+            _ => ("–".to_string(), "–".to_string()),
+        };
+        print!(" {ratio} | {cpu_ratio} | {} |", timed.key_column);
+        for e in engines {
+            print!(" {} |", by_engine[e].quality.key);
+        }
+        println!();
+    }
+}
+
+fn main() -> ExitCode {
+    let options = match parse_args() {
+        Ok(options) => options,
+        Err(message) => {
+            if !message.is_empty() {
+                eprintln!("{message}");
+            }
+            eprintln!("{USAGE}");
+            return if message.is_empty() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            };
+        }
+    };
+    // Before the first app: the task pools are process-wide and created once.
+    let compute_threads = init_task_pools(options.threads);
+    let wants = |name: &str| options.scenes.is_empty() || options.scenes.iter().any(|s| s == name);
+    let engines = &options.engines;
+    println!(
+        "Timestep 1/60 s everywhere, one physics step per update, sleeping disabled. \
+         Build: {} ({}), {}. Compute task pool: {compute_threads} thread(s){}. \
+         Repeats: {}, engines interleaved. Engines: {}. Load average at start: {}.",
+        if PARALLEL_BUILD { "parallel" } else { "serial" },
+        if PARALLEL_BUILD {
+            "impetus3d/parallel, bevy/multi_threaded"
+        } else {
+            "no bevy/multi_threaded"
+        },
+        if cfg!(debug_assertions) {
+            "debug"
+        } else {
+            "release"
+        },
+        match (PARALLEL_BUILD, options.threads) {
+            (false, Some(_)) => " (--threads ignored: serial build)",
+            (true, Some(_)) => " (--threads)",
+            (true, None) => " (Bevy's default)",
+            (false, None) => "",
+        },
+        options.repeats,
+        engines
+            .iter()
+            .map(|e| e.name())
+            .collect::<Vec<_>>()
+            .join(", "),
+        load_average(),
     );
     if wants("sanity") {
-        sanity();
+        sanity(engines);
     }
-    if wants("pyramid") {
-        pyramid();
+    let mut done = Vec::new();
+    for (name, timed) in timed_scenes() {
+        if !wants(name) {
+            continue;
+        }
+        let load_before = load_average();
+        let results = measure(&timed, engines, options.repeats);
+        print_table(&timed, &results, &load_before);
+        done.push((timed, results));
     }
-    if wants("pile") {
-        pile();
+    if !done.is_empty() {
+        print_summary(&done, engines);
     }
-    if wants("grid") {
-        grid();
-    }
-    if wants("chain") {
-        chain();
-    }
+    println!("\nLoad average at the end: {}.", load_average());
+    ExitCode::SUCCESS
 }
