@@ -2,7 +2,10 @@
 
 use bevy::prelude::*;
 
-use super::{Anchors, JointBase, JointSolve, check_limits, clamp_range, impl_joint};
+use super::prepared::{JointList, XpbdJoint, XpbdJoints};
+use super::{
+    Anchors, JointBase, JointCache, JointSolve, Substep, check_limits, clamp_range, impl_joint,
+};
 use crate::math::{Scalar, Vector};
 use crate::solver::RigidBodyQueryItem;
 use crate::solver::xpbd::XpbdConstraint;
@@ -91,11 +94,32 @@ impl XpbdConstraint<2> for DistanceJoint {
         self.lagrange = 0.0;
     }
 
-    fn solve(&mut self, [b1, b2]: [&mut RigidBodyQueryItem; 2], dt: Scalar) {
+    fn solve(&mut self, bodies: [&mut RigidBodyQueryItem; 2], dt: Scalar) {
+        self.solve_pass(bodies, Substep::new(dt), &mut JointCache::default());
+    }
+}
+
+impl XpbdJoint for DistanceJoint {
+    fn store(&self, component: &mut Self) {
+        component.base.store(&self.base);
+        component.limits = component.limits.or(self.limits);
+        component.lagrange = self.lagrange;
+    }
+
+    fn list(joints: &mut XpbdJoints) -> &mut JointList<Self> {
+        &mut joints.distance
+    }
+
+    fn solve_pass(
+        &mut self,
+        [b1, b2]: [&mut RigidBodyQueryItem; 2],
+        step: Substep,
+        cache: &mut JointCache,
+    ) {
         if self.base.is_broken() {
             return;
         }
-        let mut solve = JointSolve::new(dt);
+        let mut solve = JointSolve::new(step, cache);
         let base = self.base;
         let (min, max) = *self.limits.get_or_insert_with(|| {
             let length = Anchors::distance_at_step_start(&base, b1, b2);

@@ -2,7 +2,8 @@
 
 use bevy::prelude::*;
 
-use super::{Anchors, JointBase, JointSolve, impl_joint};
+use super::prepared::{JointList, XpbdJoint, XpbdJoints};
+use super::{JointBase, JointCache, JointSolve, Substep, impl_joint};
 use crate::math::{Quaternion, Scalar, Vector, rotation_vector};
 use crate::solver::RigidBodyQueryItem;
 use crate::solver::xpbd::XpbdConstraint;
@@ -65,19 +66,40 @@ impl XpbdConstraint<2> for FixedJoint {
         self.angle_lagrange = Vector::ZERO;
     }
 
-    fn solve(&mut self, [b1, b2]: [&mut RigidBodyQueryItem; 2], dt: Scalar) {
+    fn solve(&mut self, bodies: [&mut RigidBodyQueryItem; 2], dt: Scalar) {
+        self.solve_pass(bodies, Substep::new(dt), &mut JointCache::default());
+    }
+}
+
+impl XpbdJoint for FixedJoint {
+    fn solve_pass(
+        &mut self,
+        [b1, b2]: [&mut RigidBodyQueryItem; 2],
+        step: Substep,
+        cache: &mut JointCache,
+    ) {
         if self.base.is_broken() {
             return;
         }
-        let mut solve = JointSolve::new(dt);
+        let mut solve = JointSolve::new(step, cache);
         let relative = *self
             .relative_rotation
             .get_or_insert(b1.start_rotation.inverse() * b2.start_rotation);
         let compliance = self.base.compliance;
         let error = rotation_vector((b1.rotation * relative) * b2.rotation.inverse());
         solve.orientation(b1, b2, error, &mut self.angle_lagrange, compliance);
-        let anchors = Anchors::coincide(&self.base, b1, b2);
-        solve.point(b1, b2, anchors, &mut self.position_lagrange, compliance);
+        solve.point(b1, b2, &self.base, &mut self.position_lagrange, compliance);
         solve.finish(&mut self.base, b1, b2);
+    }
+
+    fn store(&self, component: &mut Self) {
+        component.base.store(&self.base);
+        component.relative_rotation = component.relative_rotation.or(self.relative_rotation);
+        component.position_lagrange = self.position_lagrange;
+        component.angle_lagrange = self.angle_lagrange;
+    }
+
+    fn list(joints: &mut XpbdJoints) -> &mut JointList<Self> {
+        &mut joints.fixed
     }
 }

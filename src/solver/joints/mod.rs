@@ -29,6 +29,7 @@
 mod d6;
 mod distance;
 mod fixed;
+mod prepared;
 mod prismatic;
 mod revolute;
 mod spherical;
@@ -42,19 +43,16 @@ pub use spherical::SphericalJoint;
 
 use bevy::ecs::component::Mutable;
 use bevy::ecs::entity::{EntityMapper, MapEntities};
-use bevy::ecs::system::SystemParam;
 use bevy::prelude::*;
 
 use super::RigidBodyQueryItem;
-use super::SolverBodies;
-use super::xpbd::{ConstraintDisabled, ConstraintSolver, XpbdConstraint, XpbdIterations};
+use super::xpbd::{ConstraintDisabled, XpbdConstraint, XpbdIterations};
 use super::xpbd::{
     angular_inverse_mass, apply_angular_impulse, apply_position_impulse, lagrange_update,
     positional_inverse_mass,
 };
 use crate::collision::broad_phase::CollisionExclusions;
 use crate::math::{Matrix3, Scalar, Vector};
-use crate::schedule::PhysicsStepTime;
 use crate::schedule::{
     PhysicsSchedule, PhysicsStepSet, SolverSet, SubstepSchedule, SubstepSolverSet,
 };
@@ -124,6 +122,14 @@ impl JointBase {
     /// True once the joint has broken.
     pub fn is_broken(&self) -> bool {
         self.broken
+    }
+
+    /// Copies the state the solver keeps (force, torque, broken, damped) from `solved`.
+    pub(crate) fn store(&mut self, solved: &JointBase) {
+        self.force = solved.force;
+        self.torque = solved.torque;
+        self.broken = solved.broken;
+        self.damped = solved.damped;
     }
 }
 
@@ -333,9 +339,10 @@ impl Plugin for JointPlugin {
             .add_observer(wake_joined_on_add::<SphericalJoint>)
             .add_observer(wake_joined_on_add::<DistanceJoint>)
             .add_observer(wake_d6_joined_on_add)
+            .init_resource::<prepared::XpbdJoints>()
             .add_systems(
                 SubstepSchedule,
-                solve_joints.in_set(SubstepSolverSet::SolveXpbdConstraints),
+                prepared::solve_joints.in_set(SubstepSolverSet::SolveXpbdConstraints),
             )
             .add_systems(
                 PhysicsSchedule,
@@ -360,49 +367,26 @@ impl Plugin for JointPlugin {
                         report_broken::<DistanceJoint>,
                     )
                         .in_set(PhysicsStepSet::Finalize),
-                    solve_velocity_constraint::<D6Joint, 2>.in_set(SolverSet::PrepareJoints),
+                    (
+                        prepared::prepare_joints::<FixedJoint>,
+                        prepared::prepare_joints::<PrismaticJoint>,
+                        prepared::prepare_joints::<RevoluteJoint>,
+                        prepared::prepare_joints::<SphericalJoint>,
+                        prepared::prepare_joints::<DistanceJoint>,
+                        solve_velocity_constraint::<D6Joint, 2>,
+                    )
+                        .chain()
+                        .in_set(SolverSet::PrepareJoints),
+                    (
+                        prepared::store_joints::<FixedJoint>,
+                        prepared::store_joints::<PrismaticJoint>,
+                        prepared::store_joints::<RevoluteJoint>,
+                        prepared::store_joints::<SphericalJoint>,
+                        prepared::store_joints::<DistanceJoint>,
+                    )
+                        .in_set(SolverSet::Writeback),
                 ),
             );
-    }
-}
-
-/// The solvers of the five built-in joint types.
-#[derive(SystemParam)]
-struct JointSolvers<'w, 's> {
-    fixed: ConstraintSolver<'w, 's, FixedJoint, 2>,
-    prismatic: ConstraintSolver<'w, 's, PrismaticJoint, 2>,
-    revolute: ConstraintSolver<'w, 's, RevoluteJoint, 2>,
-    spherical: ConstraintSolver<'w, 's, SphericalJoint, 2>,
-    distance: ConstraintSolver<'w, 's, DistanceJoint, 2>,
-}
-
-/// Solves every built-in joint, one type after another in a fixed order, in
-/// [`XpbdIterations`] passes.
-fn solve_joints(
-    joints: JointSolvers,
-    mut solver: ResMut<SolverBodies>,
-    time: Res<PhysicsStepTime>,
-    iterations: Res<XpbdIterations>,
-) {
-    let JointSolvers {
-        mut fixed,
-        mut prismatic,
-        mut revolute,
-        mut spherical,
-        mut distance,
-    } = joints;
-    let (solver, step, h) = (&mut *solver, time.step_count, time.substep_delta);
-    fixed.prepare(solver, step);
-    prismatic.prepare(solver, step);
-    revolute.prepare(solver, step);
-    spherical.prepare(solver, step);
-    distance.prepare(solver, step);
-    for _ in 0..iterations.0.max(1) {
-        fixed.solve(solver, h);
-        prismatic.solve(solver, h);
-        revolute.solve(solver, h);
-        spherical.solve(solver, h);
-        distance.solve(solver, h);
     }
 }
 
@@ -491,17 +475,6 @@ pub(crate) struct Anchors {
 }
 
 impl Anchors {
-    /// The anchors, and how far anchor 1 is from anchor 2 (for joints that join them).
-    pub(crate) fn coincide(
-        base: &JointBase,
-        b1: &RigidBodyQueryItem,
-        b2: &RigidBodyQueryItem,
-    ) -> (Self, Vector) {
-        let anchors = Self::new(base, b1, b2);
-        let delta = anchors.p1 - anchors.p2;
-        (anchors, delta)
-    }
-
     /// The distance between the anchors at the start of the step: what joints that adopt
     /// their initial configuration measure (before any integration of the step).
     pub(crate) fn distance_at_step_start(
@@ -513,6 +486,7 @@ impl Anchors {
         (anchor(b1, base.local_anchor1) - anchor(b2, base.local_anchor2)).length()
     }
 
+    #[inline]
     pub(crate) fn new(base: &JointBase, b1: &RigidBodyQueryItem, b2: &RigidBodyQueryItem) -> Self {
         let r1 = b1.rotation * (base.local_anchor1 - b1.center_of_mass);
         let r2 = b2.rotation * (base.local_anchor2 - b2.center_of_mass);
@@ -525,26 +499,72 @@ impl Anchors {
     }
 }
 
+/// The inverse of a joint's 3×3 effective mass, kept for the passes of one substep.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) enum Block {
+    /// Not built yet this substep.
+    #[default]
+    Empty,
+    /// Built, and singular: the part cannot move the bodies.
+    Singular,
+    /// Built: `(K + α̃ I)⁻¹`.
+    Inverse(SymMat3),
+}
+
+/// What a joint keeps between the passes of one substep: the inverses of its 3×3 blocks
+/// (`(K + α̃ I)⁻¹` of the point and the orientation constraint), built on the first pass from
+/// the arms of that moment. Cleared at the start of every substep.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct JointCache {
+    pub point: Block,
+    pub orientation: Block,
+}
+
 /// Solves a joint's parts in one substep and accumulates the force and torque they apply to
 /// body 2: a position impulse `p` on body 1 is a force `-p / h²` on body 2, a velocity impulse
 /// `p` on body 2 is a force `p / h`.
-pub(crate) struct JointSolve {
+pub(crate) struct JointSolve<'a> {
     pub force: Vector,
     pub torque: Vector,
     pub h: Scalar,
+    /// `1 / h²`.
+    inv_h2: Scalar,
+    cache: &'a mut JointCache,
 }
 
-impl JointSolve {
+/// The substep length `h` and `1 / h²`, computed once per substep.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Substep {
+    pub h: Scalar,
+    pub inv_h2: Scalar,
+}
+
+impl Substep {
     pub(crate) fn new(h: Scalar) -> Self {
+        Self {
+            h,
+            inv_h2: 1.0 / (h * h),
+        }
+    }
+}
+
+impl<'a> JointSolve<'a> {
+    /// A solve in the substep `step` with the joint's cache for this substep (a fresh one is
+    /// built into on first use).
+    #[inline]
+    pub(crate) fn new(step: Substep, cache: &'a mut JointCache) -> Self {
         Self {
             force: Vector::ZERO,
             torque: Vector::ZERO,
-            h,
+            h: step.h,
+            inv_h2: step.inv_h2,
+            cache,
         }
     }
 
     /// Applies the position impulse `p` to body 1 and `-p` to body 2 at their anchors, and
     /// books the force it exerts on body 2.
+    #[inline]
     fn push(
         &mut self,
         b1: &mut RigidBodyQueryItem,
@@ -554,15 +574,16 @@ impl JointSolve {
     ) {
         apply_position_impulse(b1, p, anchors.r1);
         apply_position_impulse(b2, -p, anchors.r2);
-        self.force -= p / (self.h * self.h);
+        self.force -= p * self.inv_h2;
     }
 
     /// Applies the angular position impulse `p` to body 1 and `-p` to body 2, and books the
     /// torque it exerts on body 2.
+    #[inline]
     fn turn(&mut self, b1: &mut RigidBodyQueryItem, b2: &mut RigidBodyQueryItem, p: Vector) {
         apply_angular_impulse(b1, p);
         apply_angular_impulse(b2, -p);
-        self.torque -= p / (self.h * self.h);
+        self.torque -= p * self.inv_h2;
     }
 
     /// Joins the anchors, solving all three directions at once: with the 3×3 generalized
@@ -570,30 +591,59 @@ impl JointSolve {
     /// is `Δλ = −(K + α̃ I)⁻¹ (C + α̃ λ)`. An anchor away from the centre of mass makes `K`
     /// strongly direction-dependent, and a one-dimensional solve along the error would then
     /// need several passes to close even a single joint.
+    ///
+    /// `(K + α̃ I)⁻¹` is built on the substep's first pass and kept for the others (see the
+    /// [module docs](self)); the error `C` is always that of the current poses.
+    #[inline(always)]
     pub(crate) fn point(
         &mut self,
         b1: &mut RigidBodyQueryItem,
         b2: &mut RigidBodyQueryItem,
-        (anchors, delta): (Anchors, Vector),
+        base: &JointBase,
         lagrange: &mut Vector,
         compliance: Scalar,
     ) {
-        let tilde = compliance / (self.h * self.h);
-        let k = point_inverse_mass(b1, anchors.r1)
-            + point_inverse_mass(b2, anchors.r2)
-            + Matrix3::from_diagonal(Vector::splat(tilde));
-        let det = k.determinant();
-        if det.abs() <= Scalar::EPSILON || !det.is_finite() {
-            return;
+        let r1 = b1.rotation * (base.local_anchor1 - b1.center_of_mass);
+        let r2 = b2.rotation * (base.local_anchor2 - b2.center_of_mass);
+        let delta = (b1.current_center_of_mass() + r1) - (b2.current_center_of_mass() + r2);
+        let tilde = compliance * self.inv_h2;
+        if let Block::Empty = self.cache.point {
+            self.cache.point = Self::point_block(b1, b2, r1, r2, tilde);
         }
-        let p = -(k.inverse() * (delta + tilde * *lagrange));
+        let Block::Inverse(inverse) = self.cache.point else {
+            return;
+        };
+        // A rigid joint (the usual case) skips `α̃ λ`, which is then exactly zero.
+        let rhs = if tilde == 0.0 {
+            delta
+        } else {
+            delta + tilde * *lagrange
+        };
+        let p = -inverse.mul_vec(rhs);
         *lagrange += p;
-        self.push(b1, b2, &anchors, p);
+        apply_position_impulse(b1, p, r1);
+        apply_position_impulse(b2, -p, r2);
+        self.force -= p * self.inv_h2;
+    }
+
+    /// `(K + α̃ I)⁻¹` of the point constraint with arms `r1`, `r2`.
+    #[inline(never)]
+    fn point_block(
+        b1: &RigidBodyQueryItem,
+        b2: &RigidBodyQueryItem,
+        r1: Vector,
+        r2: Vector,
+        tilde: Scalar,
+    ) -> Block {
+        let k = SymMat3::point_mass(b1, r1)
+            .add(SymMat3::point_mass(b2, r2))
+            .add_diagonal(tilde);
+        k.inverse().map_or(Block::Singular, Block::Inverse)
     }
 
     /// Turns the bodies by the full rotation vector `rotation` (body 1 turned past body 2),
     /// solving all three axes at once with `K = I₁⁻¹ + I₂⁻¹`, as [`point`](Self::point) does
-    /// for positions.
+    /// for positions (and with its inverse kept for the substep's passes the same way).
     pub(crate) fn orientation(
         &mut self,
         b1: &mut RigidBodyQueryItem,
@@ -602,24 +652,21 @@ impl JointSolve {
         lagrange: &mut Vector,
         compliance: Scalar,
     ) {
-        let tilde = compliance / (self.h * self.h);
-        let inertia = |b: &RigidBodyQueryItem| {
-            if b.is_dynamic() {
-                b.effective_world_inv_inertia()
-            } else {
-                Matrix3::ZERO
-            }
-        };
-        let k = inertia(b1) + inertia(b2) + Matrix3::from_diagonal(Vector::splat(tilde));
-        let det = k.determinant();
-        if det.abs() <= Scalar::EPSILON || !det.is_finite() {
+        let tilde = compliance * self.inv_h2;
+        if let Block::Empty = self.cache.orientation {
+            let k = SymMat3::inertia(b1)
+                .add(SymMat3::inertia(b2))
+                .add_diagonal(tilde);
+            self.cache.orientation = k.inverse().map_or(Block::Singular, Block::Inverse);
+        }
+        let Block::Inverse(inverse) = self.cache.orientation else {
             // Locked rotation axes make K singular: fall back to the one-axis solve.
             let mut scalar = lagrange.dot(rotation.normalize_or_zero());
             let p = self.angle_clamped(b1, b2, rotation, &mut scalar, compliance, Scalar::INFINITY);
             *lagrange += p;
             return;
-        }
-        let p = -(k.inverse() * (rotation + tilde * *lagrange));
+        };
+        let p = -inverse.mul_vec(rotation + tilde * *lagrange);
         *lagrange += p;
         self.turn(b1, b2, p);
     }
@@ -729,6 +776,7 @@ impl JointSolve {
 
     /// Damps relative velocities (once per substep) and adds this pass's force and torque to
     /// `base`, breaking the joint if the force exceeds its break force.
+    #[inline(always)]
     pub(crate) fn finish(
         self,
         base: &mut JointBase,
@@ -737,7 +785,9 @@ impl JointSolve {
     ) {
         if !base.damped {
             base.damped = true;
-            damp(base, b1, b2, &Anchors::new(base, b1, b2), self.h);
+            if base.linear_damping > 0.0 || base.angular_damping > 0.0 {
+                damp(base, b1, b2, &Anchors::new(base, b1, b2), self.h);
+            }
         }
         base.force += self.force;
         base.torque += self.torque;
@@ -769,19 +819,124 @@ fn clamped_update(
     change
 }
 
-/// The 3×3 generalized inverse mass `w I − [r]× I⁻¹ [r]×` of a body pushed at offset `r`
-/// (locked axes removed; zero for non-dynamic bodies).
-fn point_inverse_mass(body: &RigidBodyQueryItem, r: Vector) -> Matrix3 {
-    if !body.is_dynamic() {
-        return Matrix3::ZERO;
+/// A symmetric 3×3 matrix by its six distinct entries: the joints' effective masses.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(crate) struct SymMat3 {
+    xx: Scalar,
+    yy: Scalar,
+    zz: Scalar,
+    xy: Scalar,
+    xz: Scalar,
+    yz: Scalar,
+}
+
+impl SymMat3 {
+    /// The symmetric matrix `m` (its upper triangle).
+    #[inline]
+    fn from_mat3(m: &Matrix3) -> Self {
+        Self {
+            xx: m.x_axis.x,
+            yy: m.y_axis.y,
+            zz: m.z_axis.z,
+            xy: m.y_axis.x,
+            xz: m.z_axis.x,
+            yz: m.z_axis.y,
+        }
     }
-    let skew = Matrix3::from_cols(
-        Vector::new(0.0, r.z, -r.y),
-        Vector::new(-r.z, 0.0, r.x),
-        Vector::new(r.y, -r.x, 0.0),
-    );
-    Matrix3::from_diagonal(body.effective_inverse_mass())
-        - skew * body.effective_world_inv_inertia() * skew
+
+    /// The 3×3 generalized inverse mass `w I − [r]× I⁻¹ [r]×` of a body pushed at offset `r`
+    /// (locked axes removed; zero for non-dynamic bodies).
+    #[inline]
+    pub(crate) fn point_mass(body: &RigidBodyQueryItem, r: Vector) -> Self {
+        if !body.is_dynamic() {
+            return Self::default();
+        }
+        let a = body.effective_world_inv_inertia();
+        // −[r]× A [r]× = [r]× A [r]×ᵀ: the columns of [r]× A are r × aₖ, its rows vᵢ, and
+        // column i of the product is r × vᵢ (A is symmetric).
+        let (u0, u1, u2) = (r.cross(a.x_axis), r.cross(a.y_axis), r.cross(a.z_axis));
+        let v0 = Vector::new(u0.x, u1.x, u2.x);
+        let v1 = Vector::new(u0.y, u1.y, u2.y);
+        let v2 = Vector::new(u0.z, u1.z, u2.z);
+        let w = body.effective_inverse_mass();
+        Self {
+            xx: w.x + r.y * v0.z - r.z * v0.y,
+            yy: w.y + r.z * v1.x - r.x * v1.z,
+            zz: w.z + r.x * v2.y - r.y * v2.x,
+            xy: r.z * v0.x - r.x * v0.z,
+            xz: r.x * v0.y - r.y * v0.x,
+            yz: r.x * v1.y - r.y * v1.x,
+        }
+    }
+
+    /// A body's world inverse inertia (locked axes removed; zero for non-dynamic bodies).
+    #[inline]
+    fn inertia(body: &RigidBodyQueryItem) -> Self {
+        if body.is_dynamic() {
+            Self::from_mat3(&body.effective_world_inv_inertia())
+        } else {
+            Self::default()
+        }
+    }
+
+    #[inline]
+    fn add(self, o: Self) -> Self {
+        Self {
+            xx: self.xx + o.xx,
+            yy: self.yy + o.yy,
+            zz: self.zz + o.zz,
+            xy: self.xy + o.xy,
+            xz: self.xz + o.xz,
+            yz: self.yz + o.yz,
+        }
+    }
+
+    #[inline]
+    fn add_diagonal(mut self, d: Scalar) -> Self {
+        self.xx += d;
+        self.yy += d;
+        self.zz += d;
+        self
+    }
+
+    /// The inverse, or `None` if the determinant is within `Scalar::EPSILON` of zero or not
+    /// finite.
+    #[inline]
+    pub(crate) fn inverse(&self) -> Option<Self> {
+        let Self {
+            xx,
+            yy,
+            zz,
+            xy,
+            xz,
+            yz,
+        } = *self;
+        let cxx = yy * zz - yz * yz;
+        let cxy = xz * yz - xy * zz;
+        let cxz = xy * yz - xz * yy;
+        let det = xx * cxx + xy * cxy + xz * cxz;
+        if det.abs() <= Scalar::EPSILON || !det.is_finite() {
+            return None;
+        }
+        let inv = 1.0 / det;
+        Some(Self {
+            xx: cxx * inv,
+            yy: (xx * zz - xz * xz) * inv,
+            zz: (xx * yy - xy * xy) * inv,
+            xy: cxy * inv,
+            xz: cxz * inv,
+            yz: (xy * xz - xx * yz) * inv,
+        })
+    }
+
+    #[inline]
+    pub(crate) fn mul_vec(&self, v: Vector) -> Vector {
+        Vector::new(
+            self.xx * v.x + self.xy * v.y + self.xz * v.z,
+            self.xy * v.x + self.yy * v.y + self.yz * v.z,
+            self.xz * v.x + self.yz * v.y + self.zz * v.z,
+        )
+    }
 }
 
 /// `angle` wrapped into `(-π, π]`.

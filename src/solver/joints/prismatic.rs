@@ -2,9 +2,10 @@
 
 use bevy::prelude::*;
 
+use super::prepared::{JointList, XpbdJoint, XpbdJoints};
 use super::{
-    Anchors, JointBase, JointMotor, JointSolve, MotorTarget, check_axis, check_limits, check_motor,
-    clamp_range, impl_joint,
+    Anchors, JointBase, JointCache, JointMotor, JointSolve, MotorTarget, Substep, check_axis,
+    check_limits, check_motor, clamp_range, impl_joint,
 };
 use crate::math::{Quaternion, Scalar, Vector, rotation_vector};
 use crate::solver::RigidBodyQueryItem;
@@ -114,11 +115,37 @@ impl XpbdConstraint<2> for PrismaticJoint {
         self.motor_lagrange = 0.0;
     }
 
-    fn solve(&mut self, [b1, b2]: [&mut RigidBodyQueryItem; 2], dt: Scalar) {
+    fn solve(&mut self, bodies: [&mut RigidBodyQueryItem; 2], dt: Scalar) {
+        self.solve_pass(bodies, Substep::new(dt), &mut JointCache::default());
+    }
+}
+
+impl XpbdJoint for PrismaticJoint {
+    fn store(&self, component: &mut Self) {
+        component.base.store(&self.base);
+        component.relative_rotation = component.relative_rotation.or(self.relative_rotation);
+        component.position = self.position;
+        component.perpendicular_lagrange = self.perpendicular_lagrange;
+        component.angle_lagrange = self.angle_lagrange;
+        component.limit_lagrange = self.limit_lagrange;
+        component.motor_lagrange = self.motor_lagrange;
+    }
+
+    fn list(joints: &mut XpbdJoints) -> &mut JointList<Self> {
+        &mut joints.prismatic
+    }
+
+    fn solve_pass(
+        &mut self,
+        [b1, b2]: [&mut RigidBodyQueryItem; 2],
+        step: Substep,
+        cache: &mut JointCache,
+    ) {
         if self.base.is_broken() {
             return;
         }
-        let mut solve = JointSolve::new(dt);
+        let dt = step.h;
+        let mut solve = JointSolve::new(step, cache);
         let compliance = self.base.compliance;
         let relative = *self
             .relative_rotation

@@ -2,9 +2,10 @@
 
 use bevy::prelude::*;
 
+use super::prepared::{JointList, XpbdJoint, XpbdJoints};
 use super::{
-    Anchors, JointBase, JointMotor, JointSolve, MotorTarget, check_axis, check_limits, check_motor,
-    impl_joint, rotation_between, signed_angle, wrap_angle,
+    JointBase, JointCache, JointMotor, JointSolve, MotorTarget, Substep, check_axis, check_limits,
+    check_motor, impl_joint, rotation_between, signed_angle, wrap_angle,
 };
 use crate::math::{Scalar, Vector};
 use crate::solver::RigidBodyQueryItem;
@@ -113,11 +114,36 @@ impl XpbdConstraint<2> for RevoluteJoint {
         self.motor_lagrange = 0.0;
     }
 
-    fn solve(&mut self, [b1, b2]: [&mut RigidBodyQueryItem; 2], dt: Scalar) {
+    fn solve(&mut self, bodies: [&mut RigidBodyQueryItem; 2], dt: Scalar) {
+        self.solve_pass(bodies, Substep::new(dt), &mut JointCache::default());
+    }
+}
+
+impl XpbdJoint for RevoluteJoint {
+    fn store(&self, component: &mut Self) {
+        component.base.store(&self.base);
+        component.angle = self.angle;
+        component.position_lagrange = self.position_lagrange;
+        component.align_lagrange = self.align_lagrange;
+        component.limit_lagrange = self.limit_lagrange;
+        component.motor_lagrange = self.motor_lagrange;
+    }
+
+    fn list(joints: &mut XpbdJoints) -> &mut JointList<Self> {
+        &mut joints.revolute
+    }
+
+    fn solve_pass(
+        &mut self,
+        [b1, b2]: [&mut RigidBodyQueryItem; 2],
+        step: Substep,
+        cache: &mut JointCache,
+    ) {
         if self.base.is_broken() {
             return;
         }
-        let mut solve = JointSolve::new(dt);
+        let dt = step.h;
+        let mut solve = JointSolve::new(step, cache);
         let compliance = self.base.compliance;
         let axis = self.aligned_axis;
         let misalignment = rotation_between(b2.rotation * axis, b1.rotation * axis);
@@ -139,8 +165,7 @@ impl XpbdConstraint<2> for RevoluteJoint {
                 compliance,
             );
         }
-        let anchors = Anchors::coincide(&self.base, b1, b2);
-        solve.point(b1, b2, anchors, &mut self.position_lagrange, compliance);
+        solve.point(b1, b2, &self.base, &mut self.position_lagrange, compliance);
         // The motor goes last, so no other part of this pass turns the hinge after it.
         let a1 = b1.rotation * self.aligned_axis;
         self.angle = signed_angle(b1.rotation * reference, b2.rotation * reference, a1);

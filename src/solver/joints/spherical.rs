@@ -2,7 +2,8 @@
 
 use bevy::prelude::*;
 
-use super::{Anchors, JointBase, JointSolve, check_axis, check_limits, impl_joint};
+use super::prepared::{JointList, XpbdJoint, XpbdJoints};
+use super::{JointBase, JointCache, JointSolve, Substep, check_axis, check_limits, impl_joint};
 use crate::math::{Scalar, Vector};
 use crate::solver::RigidBodyQueryItem;
 use crate::solver::xpbd::XpbdConstraint;
@@ -152,11 +153,51 @@ impl XpbdConstraint<2> for SphericalJoint {
         self.twist_lagrange = 0.0;
     }
 
-    fn solve(&mut self, [b1, b2]: [&mut RigidBodyQueryItem; 2], dt: Scalar) {
+    fn solve(&mut self, bodies: [&mut RigidBodyQueryItem; 2], dt: Scalar) {
+        self.solve_pass(bodies, Substep::new(dt), &mut JointCache::default());
+    }
+}
+
+impl XpbdJoint for SphericalJoint {
+    #[inline(always)]
+    fn solve_pass(
+        &mut self,
+        [b1, b2]: [&mut RigidBodyQueryItem; 2],
+        step: Substep,
+        cache: &mut JointCache,
+    ) {
         if self.base.is_broken() {
             return;
         }
-        let mut solve = JointSolve::new(dt);
+        let mut solve = JointSolve::new(step, cache);
+        let compliance = self.base.compliance;
+        if self.swing_limits.is_some() || self.twist_limits.is_some() {
+            self.solve_limits(&mut solve, b1, b2);
+        }
+        solve.point(b1, b2, &self.base, &mut self.position_lagrange, compliance);
+        solve.finish(&mut self.base, b1, b2);
+    }
+
+    fn store(&self, component: &mut Self) {
+        component.base.store(&self.base);
+        component.position_lagrange = self.position_lagrange;
+        component.swing_lagrange = self.swing_lagrange;
+        component.twist_lagrange = self.twist_lagrange;
+    }
+
+    fn list(joints: &mut XpbdJoints) -> &mut JointList<Self> {
+        &mut joints.spherical
+    }
+}
+
+impl SphericalJoint {
+    /// The swing and twist limits of one pass.
+    fn solve_limits(
+        &mut self,
+        solve: &mut JointSolve,
+        b1: &mut RigidBodyQueryItem,
+        b2: &mut RigidBodyQueryItem,
+    ) {
         let compliance = self.base.compliance;
         let a1 = b1.rotation * self.swing_axis;
         let a2 = b2.rotation * self.swing_axis;
@@ -190,8 +231,5 @@ impl XpbdConstraint<2> for SphericalJoint {
                 compliance,
             );
         }
-        let anchors = Anchors::coincide(&self.base, b1, b2);
-        solve.point(b1, b2, anchors, &mut self.position_lagrange, compliance);
-        solve.finish(&mut self.base, b1, b2);
     }
 }

@@ -150,6 +150,7 @@ pub(crate) fn angular_inverse_mass(body: &RigidBodyQueryItem, n: Vector) -> Scal
 }
 
 /// Moves a dynamic body by the position impulse `p` at offset `r`.
+#[inline]
 pub(crate) fn apply_position_impulse(body: &mut RigidBodyQueryItem, p: Vector, r: Vector) {
     if !body.is_dynamic() {
         return;
@@ -160,6 +161,7 @@ pub(crate) fn apply_position_impulse(body: &mut RigidBodyQueryItem, p: Vector, r
 }
 
 /// Turns a dynamic body by the angular position impulse `p`.
+#[inline]
 pub(crate) fn apply_angular_impulse(body: &mut RigidBodyQueryItem, p: Vector) {
     if !body.is_dynamic() {
         return;
