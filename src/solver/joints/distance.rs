@@ -2,9 +2,10 @@
 
 use bevy::prelude::*;
 
-use super::prepared::{JointList, XpbdJoint, XpbdJoints};
+use super::prepared::{JointList, XpbdJoint, XpbdJoints, solve_alone};
 use super::{
-    Anchors, JointBase, JointCache, JointSolve, Substep, check_limits, clamp_range, impl_joint,
+    Anchors, JointBase, JointBody, JointCache, JointSolve, Substep, check_limits, clamp_range,
+    impl_joint,
 };
 use crate::math::{Scalar, Vector};
 use crate::solver::RigidBodyQueryItem;
@@ -95,7 +96,7 @@ impl XpbdConstraint<2> for DistanceJoint {
     }
 
     fn solve(&mut self, bodies: [&mut RigidBodyQueryItem; 2], dt: Scalar) {
-        self.solve_pass(bodies, Substep::new(dt), &mut JointCache::default());
+        solve_alone(self, bodies, dt);
     }
 }
 
@@ -110,22 +111,25 @@ impl XpbdJoint for DistanceJoint {
         &mut joints.distance
     }
 
+    fn prepare(&mut self, b1: &RigidBodyQueryItem, b2: &RigidBodyQueryItem) {
+        if !self.base.is_broken() && self.limits.is_none() {
+            let length = Anchors::distance_at_step_start(&self.base, b1, b2);
+            self.limits = Some((length, length));
+        }
+    }
+
     fn solve_pass(
         &mut self,
-        [b1, b2]: [&mut RigidBodyQueryItem; 2],
+        [mut b1, mut b2]: [JointBody; 2],
         step: Substep,
         cache: &mut JointCache,
     ) {
-        if self.base.is_broken() {
+        // `prepare` gave the joint its limits.
+        let (false, Some((min, max))) = (self.base.is_broken(), self.limits) else {
             return;
-        }
+        };
         let mut solve = JointSolve::new(step, cache);
-        let base = self.base;
-        let (min, max) = *self.limits.get_or_insert_with(|| {
-            let length = Anchors::distance_at_step_start(&base, b1, b2);
-            (length, length)
-        });
-        let anchors = Anchors::new(&base, b1, b2);
+        let anchors = Anchors::new(&b1, &b2);
         let offset = anchors.p1 - anchors.p2;
         let length = offset.length();
         let target = clamp_range(length, min, max);
@@ -138,13 +142,13 @@ impl XpbdJoint for DistanceJoint {
             };
             let excess = (length - target) * direction;
             solve.position(
-                b1,
-                b2,
-                (anchors, excess),
+                &mut b1,
+                &mut b2,
+                (&anchors, excess),
                 &mut self.lagrange,
                 self.base.compliance,
             );
         }
-        solve.finish(&mut self.base, b1, b2);
+        solve.finish(&mut self.base, &mut b1, &mut b2);
     }
 }

@@ -26,6 +26,7 @@
 //! By default joined bodies do not collide with each other (as in Box2D and PhysX); use
 //! [`Joint::with_collision`] to let them.
 
+mod body;
 mod d6;
 mod distance;
 mod fixed;
@@ -43,14 +44,12 @@ pub use spherical::SphericalJoint;
 
 use bevy::ecs::component::Mutable;
 use bevy::ecs::entity::{EntityMapper, MapEntities};
+use bevy::math::{Mat3A, Vec3A};
 use bevy::prelude::*;
 
 use super::RigidBodyQueryItem;
+use super::xpbd::lagrange_update;
 use super::xpbd::{ConstraintDisabled, XpbdConstraint, XpbdIterations};
-use super::xpbd::{
-    angular_inverse_mass, apply_angular_impulse, apply_position_impulse, lagrange_update,
-    positional_inverse_mass,
-};
 use crate::collision::broad_phase::CollisionExclusions;
 use crate::math::{Matrix3, Scalar, Vector};
 use crate::schedule::{
@@ -58,6 +57,7 @@ use crate::schedule::{
 };
 use crate::solver::rows::solve_velocity_constraint;
 use crate::validation::{Validate, ValidationApp, check, join, non_negative};
+pub(crate) use body::{JointBody, XBody};
 
 /// What every joint has: its bodies, anchors, compliance, damping, break force and state.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -368,6 +368,7 @@ impl Plugin for JointPlugin {
                     )
                         .in_set(PhysicsStepSet::Finalize),
                     (
+                        prepared::begin_prepare,
                         prepared::prepare_joints::<FixedJoint>,
                         prepared::prepare_joints::<PrismaticJoint>,
                         prepared::prepare_joints::<RevoluteJoint>,
@@ -487,14 +488,14 @@ impl Anchors {
     }
 
     #[inline]
-    pub(crate) fn new(base: &JointBase, b1: &RigidBodyQueryItem, b2: &RigidBodyQueryItem) -> Self {
-        let r1 = b1.rotation * (base.local_anchor1 - b1.center_of_mass);
-        let r2 = b2.rotation * (base.local_anchor2 - b2.center_of_mass);
+    pub(crate) fn new(b1: &JointBody, b2: &JointBody) -> Self {
+        let r1 = b1.anchor_offset();
+        let r2 = b2.anchor_offset();
         Self {
             r1,
             r2,
-            p1: b1.current_center_of_mass() + r1,
-            p2: b2.current_center_of_mass() + r2,
+            p1: b1.center() + r1,
+            p2: b2.center() + r2,
         }
     }
 }
@@ -507,8 +508,17 @@ pub(crate) enum Block {
     Empty,
     /// Built, and singular: the part cannot move the bodies.
     Singular,
-    /// Built: `(K + α̃ I)⁻¹`.
-    Inverse(SymMat3),
+    /// Built: `(K + α̃ I)⁻¹`, symmetric (so its columns are its rows).
+    Inverse(Mat3A),
+}
+
+impl Block {
+    /// `m⁻¹`, or singular.
+    #[inline]
+    fn of(m: SymMat3) -> Self {
+        m.inverse()
+            .map_or(Block::Singular, |inverse| Block::Inverse(inverse.into()))
+    }
 }
 
 /// What a joint keeps between the passes of one substep: the inverses of its 3×3 blocks
@@ -518,18 +528,6 @@ pub(crate) enum Block {
 pub(crate) struct JointCache {
     pub point: Block,
     pub orientation: Block,
-}
-
-/// Solves a joint's parts in one substep and accumulates the force and torque they apply to
-/// body 2: a position impulse `p` on body 1 is a force `-p / h²` on body 2, a velocity impulse
-/// `p` on body 2 is a force `p / h`.
-pub(crate) struct JointSolve<'a> {
-    pub force: Vector,
-    pub torque: Vector,
-    pub h: Scalar,
-    /// `1 / h²`.
-    inv_h2: Scalar,
-    cache: &'a mut JointCache,
 }
 
 /// The substep length `h` and `1 / h²`, computed once per substep.
@@ -548,13 +546,25 @@ impl Substep {
     }
 }
 
+/// Solves a joint's parts in one pass and accumulates the force and torque they apply to
+/// body 2: a position impulse `p` on body 1 is a force `-p / h²` on body 2, a velocity impulse
+/// `p` on body 2 is a force `p / h`.
+pub(crate) struct JointSolve<'a> {
+    force: Vec3A,
+    torque: Vector,
+    pub h: Scalar,
+    /// `1 / h²`.
+    inv_h2: Scalar,
+    cache: &'a mut JointCache,
+}
+
 impl<'a> JointSolve<'a> {
     /// A solve in the substep `step` with the joint's cache for this substep (a fresh one is
     /// built into on first use).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn new(step: Substep, cache: &'a mut JointCache) -> Self {
         Self {
-            force: Vector::ZERO,
+            force: Vec3A::ZERO,
             torque: Vector::ZERO,
             h: step.h,
             inv_h2: step.inv_h2,
@@ -565,24 +575,19 @@ impl<'a> JointSolve<'a> {
     /// Applies the position impulse `p` to body 1 and `-p` to body 2 at their anchors, and
     /// books the force it exerts on body 2.
     #[inline]
-    fn push(
-        &mut self,
-        b1: &mut RigidBodyQueryItem,
-        b2: &mut RigidBodyQueryItem,
-        anchors: &Anchors,
-        p: Vector,
-    ) {
-        apply_position_impulse(b1, p, anchors.r1);
-        apply_position_impulse(b2, -p, anchors.r2);
-        self.force -= p * self.inv_h2;
+    fn push(&mut self, b1: &mut JointBody, b2: &mut JointBody, anchors: &Anchors, p: Vector) {
+        let pa = Vec3A::from(p);
+        b1.apply_position_impulse(pa, anchors.r1.into());
+        b2.apply_position_impulse(-pa, anchors.r2.into());
+        self.force -= pa * self.inv_h2;
     }
 
     /// Applies the angular position impulse `p` to body 1 and `-p` to body 2, and books the
     /// torque it exerts on body 2.
     #[inline]
-    fn turn(&mut self, b1: &mut RigidBodyQueryItem, b2: &mut RigidBodyQueryItem, p: Vector) {
-        apply_angular_impulse(b1, p);
-        apply_angular_impulse(b2, -p);
+    fn turn(&mut self, b1: &mut JointBody, b2: &mut JointBody, p: Vector) {
+        b1.apply_angular_impulse(p);
+        b2.apply_angular_impulse(-p);
         self.torque -= p * self.inv_h2;
     }
 
@@ -597,18 +602,21 @@ impl<'a> JointSolve<'a> {
     #[inline(always)]
     pub(crate) fn point(
         &mut self,
-        b1: &mut RigidBodyQueryItem,
-        b2: &mut RigidBodyQueryItem,
-        base: &JointBase,
+        b1: &mut JointBody,
+        b2: &mut JointBody,
         lagrange: &mut Vector,
         compliance: Scalar,
     ) {
-        let r1 = b1.rotation * (base.local_anchor1 - b1.center_of_mass);
-        let r2 = b2.rotation * (base.local_anchor2 - b2.center_of_mass);
-        let delta = (b1.current_center_of_mass() + r1) - (b2.current_center_of_mass() + r2);
+        let r1 = b1.anchor_offset_a();
+        let r2 = b2.anchor_offset_a();
+        let delta = (b1.center_a() + r1) - (b2.center_a() + r2);
         let tilde = compliance * self.inv_h2;
         if let Block::Empty = self.cache.point {
-            self.cache.point = Self::point_block(b1, b2, r1, r2, tilde);
+            self.cache.point = Block::of(
+                SymMat3::point_mass(b1, r1.into())
+                    .add(SymMat3::point_mass(b2, r2.into()))
+                    .add_diagonal(tilde),
+            );
         }
         let Block::Inverse(inverse) = self.cache.point else {
             return;
@@ -617,28 +625,13 @@ impl<'a> JointSolve<'a> {
         let rhs = if tilde == 0.0 {
             delta
         } else {
-            delta + tilde * *lagrange
+            delta + tilde * Vec3A::from(*lagrange)
         };
-        let p = -inverse.mul_vec(rhs);
-        *lagrange += p;
-        apply_position_impulse(b1, p, r1);
-        apply_position_impulse(b2, -p, r2);
+        let p = -(inverse * rhs);
+        *lagrange += Vector::from(p);
+        b1.apply_position_impulse(p, r1);
+        b2.apply_position_impulse(-p, r2);
         self.force -= p * self.inv_h2;
-    }
-
-    /// `(K + α̃ I)⁻¹` of the point constraint with arms `r1`, `r2`.
-    #[inline(never)]
-    fn point_block(
-        b1: &RigidBodyQueryItem,
-        b2: &RigidBodyQueryItem,
-        r1: Vector,
-        r2: Vector,
-        tilde: Scalar,
-    ) -> Block {
-        let k = SymMat3::point_mass(b1, r1)
-            .add(SymMat3::point_mass(b2, r2))
-            .add_diagonal(tilde);
-        k.inverse().map_or(Block::Singular, Block::Inverse)
     }
 
     /// Turns the bodies by the full rotation vector `rotation` (body 1 turned past body 2),
@@ -646,18 +639,19 @@ impl<'a> JointSolve<'a> {
     /// for positions (and with its inverse kept for the substep's passes the same way).
     pub(crate) fn orientation(
         &mut self,
-        b1: &mut RigidBodyQueryItem,
-        b2: &mut RigidBodyQueryItem,
+        b1: &mut JointBody,
+        b2: &mut JointBody,
         rotation: Vector,
         lagrange: &mut Vector,
         compliance: Scalar,
     ) {
         let tilde = compliance * self.inv_h2;
         if let Block::Empty = self.cache.orientation {
-            let k = SymMat3::inertia(b1)
-                .add(SymMat3::inertia(b2))
-                .add_diagonal(tilde);
-            self.cache.orientation = k.inverse().map_or(Block::Singular, Block::Inverse);
+            self.cache.orientation = Block::of(
+                SymMat3::from_mat3a(b1.inverse_inertia())
+                    .add(SymMat3::from_mat3a(b2.inverse_inertia()))
+                    .add_diagonal(tilde),
+            );
         }
         let Block::Inverse(inverse) = self.cache.orientation else {
             // Locked rotation axes make K singular: fall back to the one-axis solve.
@@ -666,7 +660,7 @@ impl<'a> JointSolve<'a> {
             *lagrange += p;
             return;
         };
-        let p = -inverse.mul_vec(rotation + tilde * *lagrange);
+        let p: Vector = (-(inverse * Vec3A::from(rotation + tilde * *lagrange))).into();
         *lagrange += p;
         self.turn(b1, b2, p);
     }
@@ -675,16 +669,16 @@ impl<'a> JointSolve<'a> {
     /// zero with the given compliance, along `delta` only.
     pub(crate) fn position(
         &mut self,
-        b1: &mut RigidBodyQueryItem,
-        b2: &mut RigidBodyQueryItem,
-        (anchors, delta): (Anchors, Vector),
+        b1: &mut JointBody,
+        b2: &mut JointBody,
+        (anchors, delta): (&Anchors, Vector),
         lagrange: &mut Scalar,
         compliance: Scalar,
     ) {
         self.position_clamped(
             b1,
             b2,
-            &anchors,
+            anchors,
             delta,
             lagrange,
             compliance,
@@ -696,8 +690,8 @@ impl<'a> JointSolve<'a> {
     /// be, relative to body 2) to zero with the given compliance.
     pub(crate) fn angle(
         &mut self,
-        b1: &mut RigidBodyQueryItem,
-        b2: &mut RigidBodyQueryItem,
+        b1: &mut JointBody,
+        b2: &mut JointBody,
         rotation: Vector,
         lagrange: &mut Scalar,
         compliance: Scalar,
@@ -710,8 +704,8 @@ impl<'a> JointSolve<'a> {
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn position_clamped(
         &mut self,
-        b1: &mut RigidBodyQueryItem,
-        b2: &mut RigidBodyQueryItem,
+        b1: &mut JointBody,
+        b2: &mut JointBody,
         anchors: &Anchors,
         delta: Vector,
         lagrange: &mut Scalar,
@@ -724,7 +718,7 @@ impl<'a> JointSolve<'a> {
         }
         let n = delta / c;
         let w =
-            positional_inverse_mass(b1, anchors.r1, n) + positional_inverse_mass(b2, anchors.r2, n);
+            b1.positional_inverse_mass(anchors.r1, n) + b2.positional_inverse_mass(anchors.r2, n);
         let dl = clamped_update(lagrange, c, w, compliance, self.h, max_lagrange);
         let p = dl * n;
         self.push(b1, b2, anchors, p);
@@ -734,8 +728,8 @@ impl<'a> JointSolve<'a> {
     /// [`angle`](Self::angle) with the accumulated multiplier clamped to `±max_lagrange`.
     pub(crate) fn angle_clamped(
         &mut self,
-        b1: &mut RigidBodyQueryItem,
-        b2: &mut RigidBodyQueryItem,
+        b1: &mut JointBody,
+        b2: &mut JointBody,
         rotation: Vector,
         lagrange: &mut Scalar,
         compliance: Scalar,
@@ -746,7 +740,7 @@ impl<'a> JointSolve<'a> {
             return Vector::ZERO;
         }
         let n = rotation / c;
-        let w = angular_inverse_mass(b1, n) + angular_inverse_mass(b2, n);
+        let w = b1.angular_inverse_mass(n) + b2.angular_inverse_mass(n);
         let p = clamped_update(lagrange, c, w, compliance, self.h, max_lagrange) * n;
         self.turn(b1, b2, p);
         p
@@ -757,8 +751,8 @@ impl<'a> JointSolve<'a> {
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn limit_angle(
         &mut self,
-        b1: &mut RigidBodyQueryItem,
-        b2: &mut RigidBodyQueryItem,
+        b1: &mut JointBody,
+        b2: &mut JointBody,
         axis: Vector,
         a: Vector,
         b: Vector,
@@ -777,19 +771,14 @@ impl<'a> JointSolve<'a> {
     /// Damps relative velocities (once per substep) and adds this pass's force and torque to
     /// `base`, breaking the joint if the force exceeds its break force.
     #[inline(always)]
-    pub(crate) fn finish(
-        self,
-        base: &mut JointBase,
-        b1: &mut RigidBodyQueryItem,
-        b2: &mut RigidBodyQueryItem,
-    ) {
+    pub(crate) fn finish(self, base: &mut JointBase, b1: &mut JointBody, b2: &mut JointBody) {
         if !base.damped {
             base.damped = true;
             if base.linear_damping > 0.0 || base.angular_damping > 0.0 {
-                damp(base, b1, b2, &Anchors::new(base, b1, b2), self.h);
+                damp(base, b1, b2, self.h);
             }
         }
-        base.force += self.force;
+        base.force += Vector::from(self.force);
         base.torque += self.torque;
         if base
             .break_force
@@ -833,7 +822,7 @@ pub(crate) struct SymMat3 {
 impl SymMat3 {
     /// The symmetric matrix `m` (its upper triangle).
     #[inline]
-    fn from_mat3(m: &Matrix3) -> Self {
+    fn from_mat3a(m: &Mat3A) -> Self {
         Self {
             xx: m.x_axis.x,
             yy: m.y_axis.y,
@@ -847,18 +836,18 @@ impl SymMat3 {
     /// The 3×3 generalized inverse mass `w I − [r]× I⁻¹ [r]×` of a body pushed at offset `r`
     /// (locked axes removed; zero for non-dynamic bodies).
     #[inline]
-    pub(crate) fn point_mass(body: &RigidBodyQueryItem, r: Vector) -> Self {
+    pub(crate) fn point_mass(body: &JointBody, r: Vector) -> Self {
         if !body.is_dynamic() {
             return Self::default();
         }
-        let a = body.effective_world_inv_inertia();
+        let a = Matrix3::from(*body.inverse_inertia());
         // −[r]× A [r]× = [r]× A [r]×ᵀ: the columns of [r]× A are r × aₖ, its rows vᵢ, and
         // column i of the product is r × vᵢ (A is symmetric).
         let (u0, u1, u2) = (r.cross(a.x_axis), r.cross(a.y_axis), r.cross(a.z_axis));
         let v0 = Vector::new(u0.x, u1.x, u2.x);
         let v1 = Vector::new(u0.y, u1.y, u2.y);
         let v2 = Vector::new(u0.z, u1.z, u2.z);
-        let w = body.effective_inverse_mass();
+        let w = body.inverse_mass();
         Self {
             xx: w.x + r.y * v0.z - r.z * v0.y,
             yy: w.y + r.z * v1.x - r.x * v1.z,
@@ -866,16 +855,6 @@ impl SymMat3 {
             xy: r.z * v0.x - r.x * v0.z,
             xz: r.x * v0.y - r.y * v0.x,
             yz: r.x * v1.y - r.y * v1.x,
-        }
-    }
-
-    /// A body's world inverse inertia (locked axes removed; zero for non-dynamic bodies).
-    #[inline]
-    fn inertia(body: &RigidBodyQueryItem) -> Self {
-        if body.is_dynamic() {
-            Self::from_mat3(&body.effective_world_inv_inertia())
-        } else {
-            Self::default()
         }
     }
 
@@ -928,13 +907,15 @@ impl SymMat3 {
             yz: (xy * xz - xx * yz) * inv,
         })
     }
+}
 
+impl From<SymMat3> for Mat3A {
     #[inline]
-    pub(crate) fn mul_vec(&self, v: Vector) -> Vector {
-        Vector::new(
-            self.xx * v.x + self.xy * v.y + self.xz * v.z,
-            self.xy * v.x + self.yy * v.y + self.yz * v.z,
-            self.xz * v.x + self.yz * v.y + self.zz * v.z,
+    fn from(m: SymMat3) -> Self {
+        Mat3A::from_cols(
+            Vec3A::new(m.xx, m.xy, m.xz),
+            Vec3A::new(m.xy, m.yy, m.yz),
+            Vec3A::new(m.xz, m.yz, m.zz),
         )
     }
 }
@@ -962,58 +943,42 @@ pub(crate) fn rotation_between(from: Vector, to: Vector) -> Vector {
 
 /// Joint velocity damping (Müller et al. 2020, §3.6): removes the fraction `min(c h, 1)` of the
 /// anchors' relative linear velocity and of the bodies' relative angular velocity.
-fn damp(
-    base: &JointBase,
-    b1: &mut RigidBodyQueryItem,
-    b2: &mut RigidBodyQueryItem,
-    anchors: &Anchors,
-    h: Scalar,
-) {
+#[inline(never)]
+fn damp(base: &JointBase, b1: &mut JointBody, b2: &mut JointBody, h: Scalar) {
+    let anchors = Anchors::new(b1, b2);
     if base.linear_damping > 0.0 {
         let dv = (b2.velocity_at(anchors.r2) - b1.velocity_at(anchors.r1))
             * (base.linear_damping * h).min(1.0);
-        velocity_impulse(b1, b2, anchors, dv);
+        velocity_impulse(b1, b2, &anchors, dv);
     }
     if base.angular_damping > 0.0 {
-        let dw = (b2.angular_velocity - b1.angular_velocity) * (base.angular_damping * h).min(1.0);
+        let dw =
+            (b2.angular_velocity() - b1.angular_velocity()) * (base.angular_damping * h).min(1.0);
         let length = dw.length();
         if length > 0.0 {
             let n = dw / length;
-            let w = angular_inverse_mass(b1, n) + angular_inverse_mass(b2, n);
+            let w = b1.angular_inverse_mass(n) + b2.angular_inverse_mass(n);
             if w > 0.0 {
                 let p = n * (length / w);
-                b1.angular_velocity += b1.effective_world_inv_inertia() * p;
-                b2.angular_velocity -= b2.effective_world_inv_inertia() * p;
+                b1.add_angular_velocity_impulse(p);
+                b2.add_angular_velocity_impulse(-p);
             }
         }
     }
 }
 
 /// Reduces the anchors' relative velocity by `dv` with a velocity impulse along `dv`.
-fn velocity_impulse(
-    b1: &mut RigidBodyQueryItem,
-    b2: &mut RigidBodyQueryItem,
-    anchors: &Anchors,
-    dv: Vector,
-) {
+fn velocity_impulse(b1: &mut JointBody, b2: &mut JointBody, anchors: &Anchors, dv: Vector) {
     let length = dv.length();
     if length <= 0.0 {
         return;
     }
     let n = dv / length;
-    let w = positional_inverse_mass(b1, anchors.r1, n) + positional_inverse_mass(b2, anchors.r2, n);
+    let w = b1.positional_inverse_mass(anchors.r1, n) + b2.positional_inverse_mass(anchors.r2, n);
     if w > 0.0 {
         let p = n * (length / w);
-        add_velocity_impulse(b1, p, anchors.r1);
-        add_velocity_impulse(b2, -p, anchors.r2);
-    }
-}
-
-/// Adds a velocity impulse `p` at offset `r` to a dynamic body.
-pub(crate) fn add_velocity_impulse(body: &mut RigidBodyQueryItem, p: Vector, r: Vector) {
-    if body.is_dynamic() {
-        body.linear_velocity += body.effective_inverse_mass() * p;
-        body.angular_velocity += body.effective_world_inv_inertia() * r.cross(p);
+        b1.add_velocity_impulse(p, anchors.r1);
+        b2.add_velocity_impulse(-p, anchors.r2);
     }
 }
 

@@ -1,33 +1,37 @@
 //! The built-in XPBD joints prepared for the substep loop (see the [module docs](super)).
 //!
 //! Once per step, [`prepare_joints`] copies every joint of a type into a dense list with its
-//! bodies' solver slots; every substep, [`solve_joints`] solves the lists without touching the
-//! ECS; after the substeps, [`store_joints`] copies what the solver changed back into the
-//! components.
+//! bodies' solver slots and their places in the compact body array; every substep,
+//! [`solve_joints`] gathers the compact body records, solves the lists without touching the
+//! ECS, and writes the moved poses back; after the substeps, [`store_joints`] copies what the
+//! solver changed back into the components.
 
 use bevy::ecs::entity::EntityHashSet;
+use bevy::math::Vec3A;
 use bevy::prelude::*;
 
 use super::{
-    DistanceJoint, FixedJoint, Joint, JointCache, PrismaticJoint, RevoluteJoint, SphericalJoint,
-    Substep,
+    DistanceJoint, FixedJoint, Joint, JointBody, JointCache, PrismaticJoint, RevoluteJoint,
+    SphericalJoint, Substep, XBody,
 };
+use crate::math::Scalar;
 use crate::schedule::PhysicsStepTime;
 use crate::solver::xpbd::{ConstraintDisabled, ParticipantData, XpbdIterations, resolve};
 use crate::solver::{RigidBodyQueryItem, SolverBodies};
 
 /// A built-in XPBD joint as the dense substep loop solves it.
 pub(crate) trait XpbdJoint: Joint + Copy + Send + Sync + 'static {
+    /// Readies the joint for a step, with its bodies at their step-start pose: a joint that
+    /// holds the relative pose or distance it started with takes it on its first step.
+    fn prepare(&mut self, b1: &RigidBodyQueryItem, b2: &RigidBodyQueryItem) {
+        let _ = (b1, b2);
+    }
+
     /// One pass of the joint's solve, with the joint's cache for this substep.
-    fn solve_pass(
-        &mut self,
-        bodies: [&mut RigidBodyQueryItem; 2],
-        step: Substep,
-        cache: &mut JointCache,
-    );
+    fn solve_pass(&mut self, bodies: [JointBody; 2], step: Substep, cache: &mut JointCache);
 
     /// Copies what the solver changed (force, torque, broken state, readouts, multipliers,
-    /// and the relative pose or rest length taken on the first solve) into `component`,
+    /// and the relative pose or rest length taken on the first step) into `component`,
     /// leaving the settings, which the user may have changed meanwhile, alone.
     fn store(&self, component: &mut Self);
 
@@ -35,15 +39,50 @@ pub(crate) trait XpbdJoint: Joint + Copy + Send + Sync + 'static {
     fn list(joints: &mut XpbdJoints) -> &mut JointList<Self>;
 }
 
+/// [`XpbdConstraint::solve`](crate::solver::xpbd::XpbdConstraint::solve) of a built-in joint
+/// used on its own (not through the engine's prepared lists, say by a user who adds
+/// `solve_constraint::<SphericalJoint, 2>`): one pass, with the 3×3 blocks built afresh.
+pub(crate) fn solve_alone<J: XpbdJoint>(
+    joint: &mut J,
+    [b1, b2]: [&mut RigidBodyQueryItem; 2],
+    dt: Scalar,
+) {
+    joint.prepare(b1, b2);
+    let arms = arms(joint.base(), b1, b2);
+    let (mut x1, mut x2) = (XBody::gather(b1), XBody::gather(b2));
+    joint.solve_pass(
+        [
+            JointBody::new(&mut x1, b1, arms[0]),
+            JointBody::new(&mut x2, b2, arms[1]),
+        ],
+        Substep::new(dt),
+        &mut JointCache::default(),
+    );
+    x1.scatter(b1);
+    x2.scatter(b2);
+}
+
+/// Each anchor relative to its body's centre of mass, in the body frame.
+fn arms(base: &super::JointBase, b1: &RigidBodyQueryItem, b2: &RigidBodyQueryItem) -> [Vec3A; 2] {
+    [
+        (base.local_anchor1 - b1.center_of_mass).into(),
+        (base.local_anchor2 - b2.center_of_mass).into(),
+    ]
+}
+
 /// One joint ready for the substep loop.
 #[derive(Clone, Copy)]
 struct Prepared<J> {
-    /// The joint entity.
-    entity: Entity,
-    /// Solver slots of its two bodies.
-    bodies: [usize; 2],
+    /// Its bodies' places in the compact body array.
+    records: [usize; 2],
+    /// Its bodies' solver slots.
+    slots: [usize; 2],
+    /// Each anchor relative to its body's centre of mass, in the body frame.
+    arms: [Vec3A; 2],
     /// What its solve keeps between the passes of a substep.
     cache: JointCache,
+    /// The joint entity.
+    entity: Entity,
     /// A copy of the component, solved in place and stored back after the substeps.
     joint: J,
 }
@@ -67,28 +106,100 @@ impl<J> Default for JointList<J> {
 impl<J: XpbdJoint> JointList<J> {
     /// One Gauss–Seidel pass over the list; the first pass of a substep first clears each
     /// joint's multipliers and cache.
-    #[inline]
-    fn solve(&mut self, bodies: &mut [RigidBodyQueryItem], step: Substep, first_pass: bool) {
+    #[inline(never)]
+    fn solve(
+        &mut self,
+        records: &mut [XBody],
+        bodies: &mut [RigidBodyQueryItem],
+        step: Substep,
+        first_pass: bool,
+    ) {
         for entry in &mut self.entries {
             if first_pass {
                 entry.joint.clear_lagrange_multipliers();
                 entry.cache = JointCache::default();
             }
-            if let Ok(pair) = bodies.get_disjoint_mut(entry.bodies) {
-                entry.joint.solve_pass(pair, step, &mut entry.cache);
-            }
+            let (Ok([x1, x2]), Ok([b1, b2])) = (
+                records.get_disjoint_mut(entry.records),
+                bodies.get_disjoint_mut(entry.slots),
+            ) else {
+                continue;
+            };
+            entry.joint.solve_pass(
+                [
+                    JointBody::new(x1, b1, entry.arms[0]),
+                    JointBody::new(x2, b2, entry.arms[1]),
+                ],
+                step,
+                &mut entry.cache,
+            );
         }
     }
 }
 
-/// The prepared built-in XPBD joints of the step in progress, by type.
+/// The compact records of the bodies the prepared joints act on.
+#[derive(Default)]
+struct Records {
+    records: Vec<XBody>,
+    /// The solver slot of each record.
+    slots: Vec<usize>,
+    /// Solver slot → record (`u32::MAX`: none), valid for this step's slots.
+    by_slot: Vec<u32>,
+}
+
+impl Records {
+    /// Forgets the last step's bodies.
+    fn clear(&mut self) {
+        for &slot in &self.slots {
+            self.by_slot[slot] = u32::MAX;
+        }
+        self.slots.clear();
+    }
+
+    /// The record of solver slot `slot`, added if it has none yet.
+    fn of(&mut self, slot: usize) -> usize {
+        if self.by_slot.len() <= slot {
+            self.by_slot.resize(slot + 1, u32::MAX);
+        }
+        if self.by_slot[slot] == u32::MAX {
+            self.by_slot[slot] = self.slots.len() as u32;
+            self.slots.push(slot);
+        }
+        self.by_slot[slot] as usize
+    }
+
+    /// Reads every record from its solver body.
+    #[inline(never)]
+    fn gather(&mut self, bodies: &[RigidBodyQueryItem]) {
+        self.records.clear();
+        self.records
+            .extend(self.slots.iter().map(|&slot| XBody::gather(&bodies[slot])));
+    }
+
+    /// Writes every moved pose back to its solver body.
+    #[inline(never)]
+    fn scatter(&self, bodies: &mut [RigidBodyQueryItem]) {
+        for (record, &slot) in self.records.iter().zip(&self.slots) {
+            record.scatter(&mut bodies[slot]);
+        }
+    }
+}
+
+/// The prepared built-in XPBD joints of the step in progress, by type, and the compact
+/// records of their bodies.
 #[derive(Resource, Default)]
 pub(crate) struct XpbdJoints {
+    records: Records,
     pub(super) fixed: JointList<FixedJoint>,
     pub(super) prismatic: JointList<PrismaticJoint>,
     pub(super) revolute: JointList<RevoluteJoint>,
     pub(super) spherical: JointList<SphericalJoint>,
     pub(super) distance: JointList<DistanceJoint>,
+}
+
+/// Starts a step's joint preparation (before the [`prepare_joints`] of every type).
+pub(crate) fn begin_prepare(mut joints: ResMut<XpbdJoints>) {
+    joints.records.clear();
 }
 
 /// Resolves the bodies of every joint of type `J` to solver slots and copies the joints into
@@ -104,10 +215,12 @@ pub(crate) fn prepare_joints<J: XpbdJoint>(
     components: Query<(Entity, &J), Without<ConstraintDisabled>>,
     participants: Query<ParticipantData>,
 ) {
+    // The records and this type's list, side by side.
+    let mut records = std::mem::take(&mut joints.records);
     let list = J::list(&mut joints);
     list.entries.clear();
     for (entity, joint) in &components {
-        let Some(bodies) = resolve(
+        let Some(slots) = resolve(
             entity,
             joint.entities(),
             &mut solver,
@@ -116,17 +229,23 @@ pub(crate) fn prepare_joints<J: XpbdJoint>(
         ) else {
             continue;
         };
+        let (b1, b2) = (&solver.bodies[slots[0]], &solver.bodies[slots[1]]);
+        let mut joint = *joint;
+        joint.prepare(b1, b2);
         list.entries.push(Prepared {
-            entity,
-            bodies,
+            records: [records.of(slots[0]), records.of(slots[1])],
+            slots,
+            arms: arms(joint.base(), b1, b2),
             cache: JointCache::default(),
-            joint: *joint,
+            entity,
+            joint,
         });
     }
+    joints.records = records;
 }
 
 /// Solves every prepared joint, one type after another in a fixed order, in
-/// [`XpbdIterations`] passes.
+/// [`XpbdIterations`] passes, on the compact body records.
 pub(crate) fn solve_joints(
     mut joints: ResMut<XpbdJoints>,
     mut solver: ResMut<SolverBodies>,
@@ -134,16 +253,22 @@ pub(crate) fn solve_joints(
     iterations: Res<XpbdIterations>,
 ) {
     let joints = &mut *joints;
+    if joints.records.slots.is_empty() {
+        return;
+    }
     let bodies = &mut solver.bodies;
-    let h = Substep::new(time.substep_delta);
+    let step = Substep::new(time.substep_delta);
+    joints.records.gather(bodies);
+    let records = &mut joints.records.records;
     for pass in 0..iterations.0.max(1) {
         let first = pass == 0;
-        joints.fixed.solve(bodies, h, first);
-        joints.prismatic.solve(bodies, h, first);
-        joints.revolute.solve(bodies, h, first);
-        joints.spherical.solve(bodies, h, first);
-        joints.distance.solve(bodies, h, first);
+        joints.fixed.solve(records, bodies, step, first);
+        joints.prismatic.solve(records, bodies, step, first);
+        joints.revolute.solve(records, bodies, step, first);
+        joints.spherical.solve(records, bodies, step, first);
+        joints.distance.solve(records, bodies, step, first);
     }
+    joints.records.scatter(bodies);
 }
 
 /// Copies the solved state of every prepared joint of type `J` back into its component,

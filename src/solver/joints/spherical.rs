@@ -2,8 +2,10 @@
 
 use bevy::prelude::*;
 
-use super::prepared::{JointList, XpbdJoint, XpbdJoints};
-use super::{JointBase, JointCache, JointSolve, Substep, check_axis, check_limits, impl_joint};
+use super::prepared::{JointList, XpbdJoint, XpbdJoints, solve_alone};
+use super::{
+    JointBase, JointBody, JointCache, JointSolve, Substep, check_axis, check_limits, impl_joint,
+};
 use crate::math::{Scalar, Vector};
 use crate::solver::RigidBodyQueryItem;
 use crate::solver::xpbd::XpbdConstraint;
@@ -154,7 +156,7 @@ impl XpbdConstraint<2> for SphericalJoint {
     }
 
     fn solve(&mut self, bodies: [&mut RigidBodyQueryItem; 2], dt: Scalar) {
-        self.solve_pass(bodies, Substep::new(dt), &mut JointCache::default());
+        solve_alone(self, bodies, dt);
     }
 }
 
@@ -162,7 +164,7 @@ impl XpbdJoint for SphericalJoint {
     #[inline(always)]
     fn solve_pass(
         &mut self,
-        [b1, b2]: [&mut RigidBodyQueryItem; 2],
+        [mut b1, mut b2]: [JointBody; 2],
         step: Substep,
         cache: &mut JointCache,
     ) {
@@ -172,10 +174,10 @@ impl XpbdJoint for SphericalJoint {
         let mut solve = JointSolve::new(step, cache);
         let compliance = self.base.compliance;
         if self.swing_limits.is_some() || self.twist_limits.is_some() {
-            self.solve_limits(&mut solve, b1, b2);
+            self.solve_limits(&mut solve, &mut b1, &mut b2);
         }
-        solve.point(b1, b2, &self.base, &mut self.position_lagrange, compliance);
-        solve.finish(&mut self.base, b1, b2);
+        solve.point(&mut b1, &mut b2, &mut self.position_lagrange, compliance);
+        solve.finish(&mut self.base, &mut b1, &mut b2);
     }
 
     fn store(&self, component: &mut Self) {
@@ -192,15 +194,10 @@ impl XpbdJoint for SphericalJoint {
 
 impl SphericalJoint {
     /// The swing and twist limits of one pass.
-    fn solve_limits(
-        &mut self,
-        solve: &mut JointSolve,
-        b1: &mut RigidBodyQueryItem,
-        b2: &mut RigidBodyQueryItem,
-    ) {
+    fn solve_limits(&mut self, solve: &mut JointSolve, b1: &mut JointBody, b2: &mut JointBody) {
         let compliance = self.base.compliance;
-        let a1 = b1.rotation * self.swing_axis;
-        let a2 = b2.rotation * self.swing_axis;
+        let a1 = b1.rotation() * self.swing_axis;
+        let a2 = b2.rotation() * self.swing_axis;
         if let Some(limits) = self.swing_limits
             && let Some(normal) = a1.cross(a2).try_normalize()
         {
@@ -218,8 +215,8 @@ impl SphericalJoint {
         if let Some(limits) = self.twist_limits
             && let Some(normal) = (a1 + a2).try_normalize()
         {
-            let t1 = perpendicular(b1.rotation * self.twist_axis, normal);
-            let t2 = perpendicular(b2.rotation * self.twist_axis, normal);
+            let t1 = perpendicular(b1.rotation() * self.twist_axis, normal);
+            let t2 = perpendicular(b2.rotation() * self.twist_axis, normal);
             solve.limit_angle(
                 b1,
                 b2,

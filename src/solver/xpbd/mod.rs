@@ -84,10 +84,7 @@ pub use constraint::{
     AngularConstraint, ConstraintDisabled, ConstraintSlots, ConstraintSolver, PositionConstraint,
     XpbdConstraint, XpbdIterations, solve_constraint,
 };
-pub(crate) use constraint::{
-    ParticipantData, angular_inverse_mass, apply_angular_impulse, apply_position_impulse,
-    lagrange_update, positional_inverse_mass, resolve,
-};
+pub(crate) use constraint::{ParticipantData, lagrange_update, resolve};
 pub(crate) use projection::project_velocities;
 
 pub use super::RigidBodyQueryItem;

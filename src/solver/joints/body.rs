@@ -1,0 +1,223 @@
+//! A body as the XPBD joint solve sees it: a compact record of what the position solve reads
+//! and moves, and a view that joins it to the rest of the solver body.
+
+use bevy::math::{Mat3A, Vec3A};
+
+use crate::math::{Matrix3, Quaternion, Scalar, Vector, nudge_rotation};
+use crate::solver::RigidBodyQueryItem;
+
+/// What the joints' position solve reads and moves of one body, packed into two cache lines:
+/// gathered from the solver body at the start of every substep's joint solve and written back
+/// at its end (see the [module docs](super)).
+#[derive(Clone, Copy, Debug)]
+#[repr(C, align(64))]
+pub(crate) struct XBody {
+    /// Centre-of-mass displacement since the start of the step (the solver body's
+    /// `accumulated_translation`).
+    translation: Vec3A,
+    /// Centre of mass at the start of the step.
+    start: Vec3A,
+    rotation: Quaternion,
+    /// Inverse mass per world axis, locked axes removed (0 for bodies that cannot move).
+    inverse_mass: Vec3A,
+    /// World inverse inertia at the rotation this substep's joint solve starts from, locked
+    /// axes removed (0 for bodies that cannot move).
+    inverse_inertia: Mat3A,
+    dynamic: bool,
+}
+
+impl XBody {
+    /// The joint-solve record of `body`.
+    #[inline]
+    pub(crate) fn gather(body: &RigidBodyQueryItem) -> Self {
+        let dynamic = body.is_dynamic();
+        Self {
+            translation: body.accumulated_translation.into(),
+            start: body.start_center.into(),
+            rotation: body.rotation,
+            inverse_mass: if dynamic {
+                body.effective_inverse_mass().into()
+            } else {
+                Vec3A::ZERO
+            },
+            inverse_inertia: if dynamic {
+                body.effective_world_inv_inertia().into()
+            } else {
+                Mat3A::ZERO
+            },
+            dynamic,
+        }
+    }
+
+    /// Writes the moved pose back into `body` (a body that cannot move is left alone).
+    #[inline]
+    pub(crate) fn scatter(&self, body: &mut RigidBodyQueryItem) {
+        if self.dynamic {
+            body.accumulated_translation = self.translation.into();
+            body.rotation = self.rotation;
+        }
+    }
+}
+
+/// One body of a joint during its solve: the compact pose and mass record, the solver body for
+/// everything else (velocities, the pose before this substep's XPBD sets), and where the
+/// joint's anchor sits on the body.
+///
+/// The pose fields of the solver body are stale while the joint solve runs: the pose is read
+/// through [`rotation`](Self::rotation) and [`center`](Self::center) only.
+pub(crate) struct JointBody<'a> {
+    x: &'a mut XBody,
+    full: &'a mut RigidBodyQueryItem,
+    /// The joint's anchor on this body, relative to its centre of mass, in the body frame.
+    arm: Vec3A,
+}
+
+impl<'a> JointBody<'a> {
+    #[inline]
+    pub(crate) fn new(x: &'a mut XBody, full: &'a mut RigidBodyQueryItem, arm: Vec3A) -> Self {
+        Self { x, full, arm }
+    }
+
+    /// Current rotation.
+    #[inline]
+    pub(crate) fn rotation(&self) -> Quaternion {
+        self.x.rotation
+    }
+
+    /// Current centre of mass (world).
+    #[inline]
+    pub(crate) fn center(&self) -> Vector {
+        self.center_a().into()
+    }
+
+    /// [`center`](Self::center) as a SIMD vector.
+    #[inline(always)]
+    pub(crate) fn center_a(&self) -> Vec3A {
+        self.x.start + self.x.translation
+    }
+
+    /// The joint's anchor on this body, relative to its centre of mass, in the body frame.
+    #[inline]
+    pub(crate) fn arm(&self) -> Vector {
+        self.arm.into()
+    }
+
+    /// The anchor's offset from the centre of mass, in world axes, now.
+    #[inline]
+    pub(crate) fn anchor_offset(&self) -> Vector {
+        self.anchor_offset_a().into()
+    }
+
+    /// [`anchor_offset`](Self::anchor_offset) as a SIMD vector.
+    #[inline(always)]
+    pub(crate) fn anchor_offset_a(&self) -> Vec3A {
+        self.x.rotation * self.arm
+    }
+
+    /// Whether the body moves (only dynamic bodies do).
+    #[inline]
+    pub(crate) fn is_dynamic(&self) -> bool {
+        self.x.dynamic
+    }
+
+    /// World inverse inertia for this substep (locked axes removed; 0 for bodies that cannot
+    /// move).
+    #[inline]
+    pub(crate) fn inverse_inertia(&self) -> &Mat3A {
+        &self.x.inverse_inertia
+    }
+
+    /// Inverse mass per world axis (locked axes removed; 0 for bodies that cannot move).
+    #[inline]
+    pub(crate) fn inverse_mass(&self) -> Vec3A {
+        self.x.inverse_mass
+    }
+
+    /// Moves the body by the position impulse `p` at offset `r` from its centre of mass.
+    #[inline(always)]
+    pub(crate) fn apply_position_impulse(&mut self, p: Vec3A, r: Vec3A) {
+        let x = &mut *self.x;
+        if !x.dynamic {
+            return;
+        }
+        x.translation += x.inverse_mass * p;
+        let dtheta = x.inverse_inertia * r.cross(p);
+        x.rotation = nudge_rotation(x.rotation, dtheta.into());
+    }
+
+    /// Turns the body by the angular position impulse `p`.
+    #[inline]
+    pub(crate) fn apply_angular_impulse(&mut self, p: Vector) {
+        let x = &mut *self.x;
+        if !x.dynamic {
+            return;
+        }
+        let dtheta = x.inverse_inertia * Vec3A::from(p);
+        x.rotation = nudge_rotation(x.rotation, dtheta.into());
+    }
+
+    /// `1/m + (r × n)ᵀ I⁻¹ (r × n)` for a push along the unit vector `n` at offset `r` (0 for
+    /// bodies that cannot move).
+    #[inline]
+    pub(crate) fn positional_inverse_mass(&self, r: Vector, n: Vector) -> Scalar {
+        if !self.x.dynamic {
+            return 0.0;
+        }
+        let rn = r.cross(n);
+        Vector::from(self.x.inverse_mass).dot(n * n) + rn.dot(self.inertia() * rn)
+    }
+
+    /// `nᵀ I⁻¹ n` for a turn about the unit axis `n` (0 for bodies that cannot move).
+    #[inline]
+    pub(crate) fn angular_inverse_mass(&self, n: Vector) -> Scalar {
+        if !self.x.dynamic {
+            return 0.0;
+        }
+        n.dot(self.inertia() * n)
+    }
+
+    fn inertia(&self) -> Matrix3 {
+        Matrix3::from(self.x.inverse_inertia)
+    }
+
+    /// Angular velocity.
+    #[inline]
+    pub(crate) fn angular_velocity(&self) -> Vector {
+        self.full.angular_velocity
+    }
+
+    /// Velocity of the world point at offset `r` from the centre of mass.
+    #[inline]
+    pub(crate) fn velocity_at(&self, r: Vector) -> Vector {
+        self.full.velocity_at(r)
+    }
+
+    /// Adds the velocity impulse `p` at offset `r` (bodies that cannot move are left alone).
+    #[inline]
+    pub(crate) fn add_velocity_impulse(&mut self, p: Vector, r: Vector) {
+        if self.x.dynamic {
+            self.full.linear_velocity += Vector::from(self.x.inverse_mass) * p;
+            self.full.angular_velocity += self.inertia() * r.cross(p);
+        }
+    }
+
+    /// Adds the angular velocity impulse `p` (bodies that cannot move are left alone).
+    #[inline]
+    pub(crate) fn add_angular_velocity_impulse(&mut self, p: Vector) {
+        if self.x.dynamic {
+            self.full.angular_velocity += self.inertia() * p;
+        }
+    }
+
+    /// Rotation before this substep's XPBD sets.
+    #[inline]
+    pub(crate) fn pre_xpbd_rotation(&self) -> Quaternion {
+        self.full.pre_xpbd_rotation
+    }
+
+    /// Centre of mass before this substep's XPBD sets.
+    #[inline]
+    pub(crate) fn pre_xpbd_center(&self) -> Vector {
+        self.full.pre_xpbd_center
+    }
+}
