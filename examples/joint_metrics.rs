@@ -9,9 +9,12 @@
 //!   spherical joints with anchors ±0.5 m) hanging at rest for 600 steps of 1/60 s: the
 //!   stretch, (distance from the anchor point to the bottom of the last link) / 100 m − 1.
 //!
-//! Sleeping is off, as in the comparison. With an argument, `grid N` or `chain N`, it only
-//! builds that scene, steps it 10 times, then N more times, and prints nothing but the time:
-//! a fixed amount of work for an instruction-count profiler.
+//! Sleeping is off, as in the comparison. With arguments `SCENE N` it only builds that scene,
+//! steps it 10 times, then N more times, and prints nothing but the time: a fixed amount of
+//! work for an instruction-count profiler. Scenes: `grid`, `chain` (at rest), `bodies` (the
+//! grid's balls without joints or gravity: the cost of the bodies alone), `chains` and `user`
+//! (100 chains of 10 balls, as in the `joints_1000` benchmark, joined by spherical joints or by
+//! a user XPBD constraint).
 //!
 //! ```text
 //! cargo run --release --example joint_metrics
@@ -20,6 +23,7 @@
 
 use std::time::Instant;
 
+use bevy::ecs::entity::{EntityMapper, MapEntities};
 use bevy::prelude::*;
 use impetus3d::prelude::*;
 
@@ -99,6 +103,97 @@ fn chain(links: usize) -> (App, Vec<Spec>) {
     (app, joints)
 }
 
+/// A user constraint joining two anchors, written with the helpers of [`PositionConstraint`]
+/// (the custom-constraint path, `solve_constraint::<UserPoint, 2>`).
+#[derive(Component)]
+struct UserPoint {
+    bodies: [Entity; 2],
+    anchors: [Vec3; 2],
+    lagrange: f32,
+}
+
+impl PositionConstraint for UserPoint {}
+
+impl XpbdConstraint<2> for UserPoint {
+    fn entities(&self) -> [Entity; 2] {
+        self.bodies
+    }
+
+    fn clear_lagrange_multipliers(&mut self) {
+        self.lagrange = 0.0;
+    }
+
+    fn solve(&mut self, [b1, b2]: [&mut RigidBodyQueryItem; 2], dt: f32) {
+        let r1 = b1.rotation * (self.anchors[0] - b1.center_of_mass());
+        let r2 = b2.rotation * (self.anchors[1] - b2.center_of_mass());
+        let delta = (b1.current_center_of_mass() + r1) - (b2.current_center_of_mass() + r2);
+        let Some((n, c)) = delta.try_normalize().map(|n| (n, delta.length())) else {
+            return;
+        };
+        let w1 = self.compute_generalized_inverse_mass(b1, r1, n);
+        let w2 = self.compute_generalized_inverse_mass(b2, r2, n);
+        let dl = self.compute_lagrange_update(self.lagrange, c, &[w1, w2], 0.0, dt);
+        self.lagrange += dl;
+        self.apply_positional_correction(b1, b2, dl, n, r1, r2);
+    }
+}
+
+impl MapEntities for UserPoint {
+    fn map_entities<M: EntityMapper>(&mut self, mapper: &mut M) {
+        self.bodies = self.bodies.map(|e| mapper.get_mapped(e));
+    }
+}
+
+/// 100 chains of 10 balls hanging from static anchors (the `joints_1000` bench scene), joined
+/// by spherical joints or, with `user`, by [`UserPoint`] constraints.
+fn chains(user: bool) -> (App, Vec<Spec>) {
+    let mut app = impetus3d::headless_app(DT);
+    if user {
+        app.add_systems(
+            SubstepSchedule,
+            solve_constraint::<UserPoint, 2>.in_set(SubstepSolverSet::SolveUserConstraints),
+        );
+    }
+    let mut joints = Vec::new();
+    let (a1, a2) = (Vec3::new(0.0, -0.5, 0.0), Vec3::new(0.0, 0.5, 0.0));
+    for chain in 0..100 {
+        let (x, z) = ((chain % 10) as f32 * 1.5, (chain / 10) as f32 * 1.5);
+        let world = app.world_mut();
+        let mut previous = world
+            .spawn((RigidBody::Static, Transform::from_xyz(x, 0.0, z)))
+            .id();
+        for i in 0..10 {
+            let mut link = world.spawn((
+                RigidBody::Dynamic,
+                Collider::sphere(0.25),
+                CollisionLayers::NONE,
+                SleepingDisabled,
+                Transform::from_xyz(x, -(i as f32 + 1.0), z),
+            ));
+            if i == 9 {
+                link.insert(LinearVelocity(Vec3::new(5.0, 0.0, 0.0)));
+            }
+            let link = link.id();
+            if user {
+                world.spawn(UserPoint {
+                    bodies: [previous, link],
+                    anchors: [a1, a2],
+                    lagrange: 0.0,
+                });
+            } else {
+                world.spawn(
+                    SphericalJoint::new(previous, link)
+                        .with_local_anchor_1(a1)
+                        .with_local_anchor_2(a2),
+                );
+            }
+            joints.push((previous, link, a1, a2));
+            previous = link;
+        }
+    }
+    (app, joints)
+}
+
 fn world_point(app: &App, body: Entity, local: Vec3) -> Vec3 {
     let world = app.world();
     world.get::<Position>(body).unwrap().0 + world.get::<Rotation>(body).unwrap().0 * local
@@ -139,6 +234,8 @@ fn main() {
                 (app, joints)
             }
             "chain" => chain(100),
+            "chains" => chains(false),
+            "user" => chains(true),
             other => panic!("unknown scene {other}: grid or chain"),
         };
         run(&mut app, 10);

@@ -62,6 +62,7 @@ pub trait XpbdConstraint<const ENTITY_COUNT: usize>: MapEntities {
     }
 }
 
+#[inline]
 pub(crate) fn lagrange_update(
     lagrange: Scalar,
     c: Scalar,
@@ -133,6 +134,7 @@ pub trait AngularConstraint {
 }
 
 /// `1/m + (r × n)ᵀ I⁻¹ (r × n)` at the current rotation, 0 for non-dynamic bodies.
+#[inline]
 pub(crate) fn positional_inverse_mass(body: &RigidBodyQueryItem, r: Vector, n: Vector) -> Scalar {
     if !body.is_dynamic() {
         return 0.0;
@@ -142,6 +144,7 @@ pub(crate) fn positional_inverse_mass(body: &RigidBodyQueryItem, r: Vector, n: V
 }
 
 /// `nᵀ I⁻¹ n` at the current rotation, 0 for non-dynamic bodies.
+#[inline]
 pub(crate) fn angular_inverse_mass(body: &RigidBodyQueryItem, n: Vector) -> Scalar {
     if !body.is_dynamic() {
         return 0.0;
@@ -218,31 +221,37 @@ impl<C, const N: usize> ConstraintSolver<'_, '_, C, N>
 where
     C: XpbdConstraint<N> + Component<Mutability = Mutable>,
 {
+    /// Resolves every constraint's bodies to dense slots, in query order.
+    fn resolve_all(&mut self, solver: &mut SolverBodies) {
+        let cache = &mut *self.cache;
+        cache.entries.clear();
+        for (entity, constraint) in &self.constraints {
+            let slots = resolve(
+                entity,
+                constraint.entities(),
+                solver,
+                &self.participants,
+                &mut cache.warned,
+            );
+            cache.entries.push((entity, slots));
+        }
+    }
+
     /// Resolves the constraints' bodies to dense slots on the first substep of a step (or if
     /// the set of constraints changed), and clears the multipliers of those that will be
-    /// solved.
+    /// solved. ([`run`](Self::run) does this and the passes in fewer walks over the query.)
     pub fn prepare(&mut self, solver: &mut SolverBodies, step: u64) {
-        let cache = &mut *self.cache;
-        let stale = cache.step != step
-            || cache.entries.len() != self.constraints.iter().len()
-            || cache
+        let stale = self.cache.step != step
+            || self.cache.entries.len() != self.constraints.iter().len()
+            || self
+                .cache
                 .entries
                 .iter()
                 .zip(self.constraints.iter())
                 .any(|(a, (e, _))| a.0 != e);
         if stale {
-            cache.step = step;
-            cache.entries.clear();
-            for (entity, constraint) in &self.constraints {
-                let slots = resolve(
-                    entity,
-                    constraint.entities(),
-                    solver,
-                    &self.participants,
-                    &mut cache.warned,
-                );
-                cache.entries.push((entity, slots));
-            }
+            self.cache.step = step;
+            self.resolve_all(solver);
         }
         // Skipped constraints (all bodies asleep or static) keep their state, so a sleeping
         // joint still reports the force it last carried.
@@ -271,6 +280,52 @@ where
             }
         }
     }
+
+    /// One substep: [`prepare`](Self::prepare), then `passes` calls of [`solve`](Self::solve),
+    /// with one walk over the query per pass. The bodies are resolved on the first substep of
+    /// a step only; the first pass clears each constraint's multipliers just before solving it
+    /// and checks, constraint by constraint, that the query still visits them in the resolved
+    /// order (constraints added or removed since resolve them all again, and the pass goes on
+    /// where it was).
+    pub fn run(&mut self, solver: &mut SolverBodies, step: u64, dt: Scalar, passes: u32) {
+        if self.cache.step != step {
+            self.cache.step = step;
+            self.resolve_all(solver);
+        }
+        let mut done = 0;
+        while let Some(at) = self.first_pass(solver, dt, done) {
+            // The query no longer visits the constraints in the resolved order.
+            self.resolve_all(solver);
+            done = at;
+        }
+        for _ in 1..passes {
+            self.solve(solver, dt);
+        }
+    }
+
+    /// The first pass of a substep from the `skip`-th constraint on: clears each
+    /// constraint's multipliers and solves it. Returns where the query stopped matching the
+    /// resolved order, if it did.
+    fn first_pass(&mut self, solver: &mut SolverBodies, dt: Scalar, skip: usize) -> Option<usize> {
+        let mut entries = self.cache.entries.iter().skip(skip);
+        let mut visited = skip;
+        for (i, (entity, mut constraint)) in self.constraints.iter_mut().enumerate().skip(skip) {
+            let Some(&(_, slots)) = entries.next().filter(|e| e.0 == entity) else {
+                return Some(i);
+            };
+            visited = i + 1;
+            if let Some(slots) = slots {
+                // Solver bookkeeping is not a change for `Changed<C>` (see `prepare`).
+                let constraint = constraint.bypass_change_detection();
+                constraint.clear_lagrange_multipliers();
+                if let Ok(bodies) = solver.bodies.get_disjoint_mut(slots) {
+                    constraint.solve(bodies, dt);
+                }
+            }
+        }
+        // Constraints removed from the end: resolve again, for the other passes' sake.
+        entries.next().map(|_| visited)
+    }
 }
 
 /// Solves every constraint of type `C` once per substep.
@@ -280,7 +335,8 @@ where
 /// constraint with an awake body are woken, and a constraint whose bodies are all static or
 /// asleep is skipped. A constraint naming a missing or non-body entity, or the same entity
 /// twice, is skipped with a warning naming it. Every substep, the multipliers are cleared and
-/// then every constraint is solved [`XpbdIterations`] times.
+/// then every constraint is solved [`XpbdIterations`] times, one walk over the constraints'
+/// query per pass (see [`ConstraintSolver::run`]).
 pub fn solve_constraint<C, const ENTITY_COUNT: usize>(
     mut constraints: ConstraintSolver<C, ENTITY_COUNT>,
     mut solver: ResMut<SolverBodies>,
@@ -289,10 +345,12 @@ pub fn solve_constraint<C, const ENTITY_COUNT: usize>(
 ) where
     C: XpbdConstraint<ENTITY_COUNT> + Component<Mutability = Mutable>,
 {
-    constraints.prepare(&mut solver, time.step_count);
-    for _ in 0..iterations.0.max(1) {
-        constraints.solve(&mut solver, time.substep_delta);
-    }
+    constraints.run(
+        &mut solver,
+        time.step_count,
+        time.substep_delta,
+        iterations.0.max(1),
+    );
 }
 
 /// How many Gauss–Seidel passes over the XPBD constraints (joints and user constraints) each
@@ -346,7 +404,9 @@ pub(crate) fn resolve<const N: usize>(
             return None;
         }
     }
-    warned.remove(&constraint);
+    if !warned.is_empty() {
+        warned.remove(&constraint);
+    }
     for pair in entities.windows(2) {
         solver.links.push((pair[0], pair[1]));
     }
