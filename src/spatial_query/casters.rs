@@ -299,7 +299,7 @@ pub(crate) fn update_ray_casters(
         let own = |collider: Entity, collider_body: Option<Entity>| {
             !caster.ignore_self || (collider != entity && (body.is_none() || collider_body != body))
         };
-        hits.0 = query.ray_hits_with(
+        query.ray_hits_into(
             origin,
             direction,
             caster.max_distance,
@@ -307,6 +307,7 @@ pub(crate) fn update_ray_casters(
             caster.solid,
             &caster.query_filter,
             &own,
+            &mut hits.0,
         );
     }
 }
@@ -331,7 +332,7 @@ pub(crate) fn update_shape_casters(
         let own = |collider: Entity, collider_body: Option<Entity>| {
             !caster.ignore_self || (collider != entity && (body.is_none() || collider_body != body))
         };
-        hits.0 = query.shape_hits_with(
+        query.shape_hits_into(
             &caster.shape,
             origin,
             rotation * caster.rotation,
@@ -340,6 +341,7 @@ pub(crate) fn update_shape_casters(
             &caster.config,
             &caster.query_filter,
             &own,
+            &mut hits.0,
         );
     }
 }
