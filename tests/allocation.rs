@@ -5,8 +5,9 @@
 //! broad and narrow phase, contact events, the colour-partitioned solver), chains of
 //! spherical, revolute, fixed and distance joints, of D6 joints and of a user XPBD constraint
 //! hanging from static anchors (the XPBD joint lists, velocity rows, `solve_constraint`, joint
-//! force readback), a ray caster and a shape caster (spatial query refresh), and the sleeping
-//! stage (islands), which runs although no body may sleep.
+//! force readback), a ray caster and a shape caster (spatial query refresh), a character
+//! controller standing on the ground, and the sleeping stage (islands), which runs although no
+//! body may sleep.
 //!
 //! Every allocation counts, on any thread, so the file holds this one test. To see where
 //! allocations come from, run it with `ALLOCATION_BACKTRACES=5`: the first five print a
@@ -252,6 +253,12 @@ fn scene() -> App {
             lagrange: 0.0,
         });
     });
+    // A character standing on the ground, away from the boxes.
+    world.spawn((
+        CharacterController::default(),
+        Collider::capsule(0.3, 1.0),
+        Transform::from_xyz(-5.0, 0.81, -5.0),
+    ));
     // A ray caster and a shape caster pointing down onto the boxes.
     world.spawn((
         RayCaster::new(Vec3::new(0.0, 10.0, 0.0), Dir3::NEG_Y).with_max_hits(4),
