@@ -14,16 +14,16 @@ use crate::solver::RigidBodyQueryItem;
 pub(crate) struct XBody {
     /// Centre-of-mass displacement since the start of the step (the solver body's
     /// `accumulated_translation`).
-    translation: Vec3A,
+    pub(super) translation: Vec3A,
     /// Centre of mass at the start of the step.
-    start: Vec3A,
-    rotation: Quaternion,
+    pub(super) start: Vec3A,
+    pub(super) rotation: Quaternion,
     /// Inverse mass per world axis, locked axes removed (0 for bodies that cannot move).
-    inverse_mass: Vec3A,
+    pub(super) inverse_mass: Vec3A,
     /// World inverse inertia at the rotation this substep's joint solve starts from, locked
     /// axes removed (0 for bodies that cannot move).
-    inverse_inertia: Mat3A,
-    dynamic: bool,
+    pub(super) inverse_inertia: Mat3A,
+    pub(super) dynamic: bool,
 }
 
 impl XBody {
@@ -47,6 +47,23 @@ impl XBody {
             },
             dynamic,
         }
+    }
+
+    /// Current centre of mass (world).
+    #[inline(always)]
+    pub(super) fn center(&self) -> Vec3A {
+        self.start + self.translation
+    }
+
+    /// Moves the body by the position impulse `p` at offset `r` from its centre of mass.
+    #[inline(always)]
+    pub(super) fn apply_position_impulse(&mut self, p: Vec3A, r: Vec3A) {
+        if !self.dynamic {
+            return;
+        }
+        self.translation += self.inverse_mass * p;
+        let dtheta = self.inverse_inertia * r.cross(p);
+        self.rotation = nudge_rotation(self.rotation, dtheta.into());
     }
 
     /// Writes the moved pose back into `body` (a body that cannot move is left alone).
@@ -93,7 +110,7 @@ impl<'a> JointBody<'a> {
     /// [`center`](Self::center) as a SIMD vector.
     #[inline(always)]
     pub(crate) fn center_a(&self) -> Vec3A {
-        self.x.start + self.x.translation
+        self.x.center()
     }
 
     /// The joint's anchor on this body, relative to its centre of mass, in the body frame.
@@ -114,12 +131,6 @@ impl<'a> JointBody<'a> {
         self.x.rotation * self.arm
     }
 
-    /// Whether the body moves (only dynamic bodies do).
-    #[inline]
-    pub(crate) fn is_dynamic(&self) -> bool {
-        self.x.dynamic
-    }
-
     /// World inverse inertia for this substep (locked axes removed; 0 for bodies that cannot
     /// move).
     #[inline]
@@ -127,22 +138,16 @@ impl<'a> JointBody<'a> {
         &self.x.inverse_inertia
     }
 
-    /// Inverse mass per world axis (locked axes removed; 0 for bodies that cannot move).
+    /// The compact record.
     #[inline]
-    pub(crate) fn inverse_mass(&self) -> Vec3A {
-        self.x.inverse_mass
+    pub(crate) fn record(&self) -> &XBody {
+        self.x
     }
 
     /// Moves the body by the position impulse `p` at offset `r` from its centre of mass.
     #[inline(always)]
     pub(crate) fn apply_position_impulse(&mut self, p: Vec3A, r: Vec3A) {
-        let x = &mut *self.x;
-        if !x.dynamic {
-            return;
-        }
-        x.translation += x.inverse_mass * p;
-        let dtheta = x.inverse_inertia * r.cross(p);
-        x.rotation = nudge_rotation(x.rotation, dtheta.into());
+        self.x.apply_position_impulse(p, r);
     }
 
     /// Turns the body by the angular position impulse `p`.

@@ -30,6 +30,7 @@ mod body;
 mod d6;
 mod distance;
 mod fixed;
+mod point;
 mod prepared;
 mod prismatic;
 mod revolute;
@@ -122,6 +123,14 @@ impl JointBase {
     /// True once the joint has broken.
     pub fn is_broken(&self) -> bool {
         self.broken
+    }
+
+    /// Takes the force and broken state a [`point::PointRow`] solved into, as a substep of the
+    /// general path would have left them.
+    pub(crate) fn absorb_point(&mut self, row: &point::PointRow) {
+        self.force = row.force;
+        self.broken = row.broken;
+        self.damped = !row.broken;
     }
 
     /// Copies the state the solver keeps (force, torque, broken, damped) from `solved`.
@@ -612,11 +621,13 @@ impl<'a> JointSolve<'a> {
         let delta = (b1.center_a() + r1) - (b2.center_a() + r2);
         let tilde = compliance * self.inv_h2;
         if let Block::Empty = self.cache.point {
-            self.cache.point = Block::of(
-                SymMat3::point_mass(b1, r1.into())
-                    .add(SymMat3::point_mass(b2, r2.into()))
-                    .add_diagonal(tilde),
-            );
+            self.cache.point = Block::of(SymMat3::point_block(
+                b1.record(),
+                b2.record(),
+                r1.into(),
+                r2.into(),
+                tilde,
+            ));
         }
         let Block::Inverse(inverse) = self.cache.point else {
             return;
@@ -836,18 +847,18 @@ impl SymMat3 {
     /// The 3×3 generalized inverse mass `w I − [r]× I⁻¹ [r]×` of a body pushed at offset `r`
     /// (locked axes removed; zero for non-dynamic bodies).
     #[inline]
-    pub(crate) fn point_mass(body: &JointBody, r: Vector) -> Self {
-        if !body.is_dynamic() {
+    pub(crate) fn point_mass(body: &XBody, r: Vector) -> Self {
+        if !body.dynamic {
             return Self::default();
         }
-        let a = Matrix3::from(*body.inverse_inertia());
+        let a = Matrix3::from(body.inverse_inertia);
         // −[r]× A [r]× = [r]× A [r]×ᵀ: the columns of [r]× A are r × aₖ, its rows vᵢ, and
         // column i of the product is r × vᵢ (A is symmetric).
         let (u0, u1, u2) = (r.cross(a.x_axis), r.cross(a.y_axis), r.cross(a.z_axis));
         let v0 = Vector::new(u0.x, u1.x, u2.x);
         let v1 = Vector::new(u0.y, u1.y, u2.y);
         let v2 = Vector::new(u0.z, u1.z, u2.z);
-        let w = body.inverse_mass();
+        let w = body.inverse_mass;
         Self {
             xx: w.x + r.y * v0.z - r.z * v0.y,
             yy: w.y + r.z * v1.x - r.x * v1.z,
@@ -856,6 +867,20 @@ impl SymMat3 {
             xz: r.x * v0.y - r.y * v0.x,
             yz: r.x * v1.y - r.y * v1.x,
         }
+    }
+
+    /// `K + α̃ I` of a point constraint between bodies 1 and 2 with arms `r1`, `r2`.
+    #[inline(never)]
+    pub(crate) fn point_block(
+        b1: &XBody,
+        b2: &XBody,
+        r1: Vector,
+        r2: Vector,
+        tilde: Scalar,
+    ) -> Self {
+        Self::point_mass(b1, r1)
+            .add(Self::point_mass(b2, r2))
+            .add_diagonal(tilde)
     }
 
     #[inline]

@@ -10,6 +10,7 @@ use bevy::ecs::entity::EntityHashSet;
 use bevy::math::Vec3A;
 use bevy::prelude::*;
 
+use super::point::PointRow;
 use super::{
     DistanceJoint, FixedJoint, Joint, JointBody, JointCache, PrismaticJoint, RevoluteJoint,
     SphericalJoint, Substep, XBody,
@@ -37,6 +38,19 @@ pub(crate) trait XpbdJoint: Joint + Copy + Send + Sync + 'static {
 
     /// This joint type's list.
     fn list(joints: &mut XpbdJoints) -> &mut JointList<Self>;
+
+    /// Whether joints of this type may take the [`PointRow`] fast path.
+    const POINT_ROWS: bool = false;
+
+    /// Whether this joint only joins its anchors (it may take the [`PointRow`] fast path).
+    fn point_only(&self) -> bool {
+        false
+    }
+
+    /// Takes the state its [`PointRow`] solved into.
+    fn absorb_point(&mut self, row: &PointRow) {
+        let _ = row;
+    }
 }
 
 /// [`XpbdConstraint::solve`](crate::solver::xpbd::XpbdConstraint::solve) of a built-in joint
@@ -90,6 +104,9 @@ struct Prepared<J> {
 /// The prepared joints of one type, in the order their query visits them.
 pub(crate) struct JointList<J> {
     entries: Vec<Prepared<J>>,
+    /// For types with [`XpbdJoint::POINT_ROWS`], one per entry: its fast-path state, or a
+    /// placeholder sending it down the general path.
+    rows: Vec<PointRow>,
     /// Joints warned about missing or repeated entities.
     warned: EntityHashSet,
 }
@@ -98,6 +115,7 @@ impl<J> Default for JointList<J> {
     fn default() -> Self {
         Self {
             entries: Vec::new(),
+            rows: Vec::new(),
             warned: EntityHashSet::default(),
         }
     }
@@ -114,26 +132,51 @@ impl<J: XpbdJoint> JointList<J> {
         step: Substep,
         first_pass: bool,
     ) {
-        for entry in &mut self.entries {
-            if first_pass {
-                entry.joint.clear_lagrange_multipliers();
-                entry.cache = JointCache::default();
+        if self.rows.is_empty() {
+            for entry in &mut self.entries {
+                entry.solve(records, bodies, step, first_pass);
             }
-            let (Ok([x1, x2]), Ok([b1, b2])) = (
-                records.get_disjoint_mut(entry.records),
-                bodies.get_disjoint_mut(entry.slots),
-            ) else {
-                continue;
-            };
-            entry.joint.solve_pass(
-                [
-                    JointBody::new(x1, b1, entry.arms[0]),
-                    JointBody::new(x2, b2, entry.arms[1]),
-                ],
-                step,
-                &mut entry.cache,
-            );
+            return;
         }
+        for (entry, row) in self.entries.iter_mut().zip(&mut self.rows) {
+            if row.general {
+                entry.solve(records, bodies, step, first_pass);
+            } else {
+                row.solve(records, step, first_pass);
+            }
+        }
+    }
+}
+
+impl<J: XpbdJoint> Prepared<J> {
+    /// One pass of the general path; the first pass of a substep first clears the joint's
+    /// multipliers and cache.
+    #[inline(always)]
+    fn solve(
+        &mut self,
+        records: &mut [XBody],
+        bodies: &mut [RigidBodyQueryItem],
+        step: Substep,
+        first_pass: bool,
+    ) {
+        if first_pass {
+            self.joint.clear_lagrange_multipliers();
+            self.cache = JointCache::default();
+        }
+        let (Ok([x1, x2]), Ok([b1, b2])) = (
+            records.get_disjoint_mut(self.records),
+            bodies.get_disjoint_mut(self.slots),
+        ) else {
+            return;
+        };
+        self.joint.solve_pass(
+            [
+                JointBody::new(x1, b1, self.arms[0]),
+                JointBody::new(x2, b2, self.arms[1]),
+            ],
+            step,
+            &mut self.cache,
+        );
     }
 }
 
@@ -219,6 +262,7 @@ pub(crate) fn prepare_joints<J: XpbdJoint>(
     let mut records = std::mem::take(&mut joints.records);
     let list = J::list(&mut joints);
     list.entries.clear();
+    list.rows.clear();
     for (entity, joint) in &components {
         let Some(slots) = resolve(
             entity,
@@ -232,14 +276,22 @@ pub(crate) fn prepare_joints<J: XpbdJoint>(
         let (b1, b2) = (&solver.bodies[slots[0]], &solver.bodies[slots[1]]);
         let mut joint = *joint;
         joint.prepare(b1, b2);
-        list.entries.push(Prepared {
+        let entry = Prepared {
             records: [records.of(slots[0]), records.of(slots[1])],
             slots,
             arms: arms(joint.base(), b1, b2),
             cache: JointCache::default(),
             entity,
             joint,
-        });
+        };
+        if J::POINT_ROWS {
+            list.rows.push(if joint.point_only() {
+                PointRow::new(joint.base(), entry.records, entry.arms)
+            } else {
+                PointRow::general()
+            });
+        }
+        list.entries.push(entry);
     }
     joints.records = records;
 }
@@ -279,6 +331,12 @@ pub(crate) fn store_joints<J: XpbdJoint>(
     mut components: Query<(Entity, &mut J), Without<ConstraintDisabled>>,
 ) {
     let list = J::list(&mut joints);
+    // The joints whose state their fast-path rows hold take it first.
+    for (entry, row) in list.entries.iter_mut().zip(&list.rows) {
+        if !row.general {
+            entry.joint.absorb_point(row);
+        }
+    }
     let mut entries = list.entries.iter();
     let mut next = entries.next();
     // The list is in the query's order, so one walk finds every component...

@@ -2,6 +2,7 @@
 
 use bevy::prelude::*;
 
+use super::point::PointRow;
 use super::prepared::{JointList, XpbdJoint, XpbdJoints, solve_alone};
 use super::{
     JointBase, JointBody, JointCache, JointSolve, Substep, check_axis, check_limits, impl_joint,
@@ -189,6 +190,22 @@ impl XpbdJoint for SphericalJoint {
 
     fn list(joints: &mut XpbdJoints) -> &mut JointList<Self> {
         &mut joints.spherical
+    }
+
+    const POINT_ROWS: bool = true;
+
+    fn point_only(&self) -> bool {
+        self.swing_limits.is_none()
+            && self.twist_limits.is_none()
+            && self.base.linear_damping == 0.0
+            && self.base.angular_damping == 0.0
+    }
+
+    fn absorb_point(&mut self, row: &PointRow) {
+        // What a substep of `solve_pass` leaves behind.
+        self.clear_lagrange_multipliers();
+        self.position_lagrange = row.lagrange;
+        self.base.absorb_point(row);
     }
 }
 
