@@ -243,6 +243,20 @@ fn main() {
         return;
     }
 
+    if std::env::var_os("GRID_TRACE").is_some() {
+        let (mut app, joints) = grid(40);
+        let mut worst = Vec::new();
+        for k in 0..400 {
+            app.update();
+            if k >= 199 {
+                worst.push(joint_errors(&app, &joints).0);
+            }
+        }
+        let mean = worst.iter().sum::<f32>() / worst.len() as f32;
+        let max = worst.iter().copied().fold(0.0, f32::max);
+        println!("worst joint error over steps 200..400: mean {:.2} cm, max {:.2} cm", 100.0 * mean, 100.0 * max);
+        return;
+    }
     let (mut app, joints) = grid(40);
     let ms = run(&mut app, 300);
     let (max, mean) = joint_errors(&app, &joints);
