@@ -254,7 +254,11 @@ fn main() {
         }
         let mean = worst.iter().sum::<f32>() / worst.len() as f32;
         let max = worst.iter().copied().fold(0.0, f32::max);
-        println!("worst joint error over steps 200..400: mean {:.2} cm, max {:.2} cm", 100.0 * mean, 100.0 * max);
+        println!(
+            "worst joint error over steps 200..400: mean {:.2} cm, max {:.2} cm",
+            100.0 * mean,
+            100.0 * max
+        );
         return;
     }
     let (mut app, joints) = grid(40);

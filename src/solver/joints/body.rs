@@ -27,9 +27,21 @@ pub(crate) struct XBody {
 }
 
 impl XBody {
-    /// The joint-solve record of `body`.
+    /// `Some(s)` if `body` is dynamic, its inverse inertia is `s I` and no rotation axis is
+    /// locked: then its world inverse inertia is `s I` at any rotation.
+    pub(crate) fn isotropic_inertia(body: &RigidBodyQueryItem) -> Option<Scalar> {
+        let s = body.local_inverse_inertia.x_axis.x;
+        let free = body.locked_axes.rotation_mask() == Vector::ONE;
+        (body.is_dynamic()
+            && free
+            && body.local_inverse_inertia == Matrix3::from_diagonal(Vector::splat(s)))
+        .then_some(s)
+    }
+
+    /// The joint-solve record of `body`, with its world inverse inertia at its current
+    /// rotation (`isotropic`: see [`isotropic_inertia`](Self::isotropic_inertia)).
     #[inline]
-    pub(crate) fn gather(body: &RigidBodyQueryItem) -> Self {
+    pub(crate) fn gather(body: &RigidBodyQueryItem, isotropic: Option<Scalar>) -> Self {
         let dynamic = body.is_dynamic();
         Self {
             translation: body.accumulated_translation.into(),
@@ -40,10 +52,10 @@ impl XBody {
             } else {
                 Vec3A::ZERO
             },
-            inverse_inertia: if dynamic {
-                body.effective_world_inv_inertia().into()
-            } else {
-                Mat3A::ZERO
+            inverse_inertia: match isotropic {
+                Some(s) => Mat3A::from_diagonal(Vector::splat(s)),
+                None if dynamic => body.world_inv_inertia_now().into(),
+                None => Mat3A::ZERO,
             },
             dynamic,
         }

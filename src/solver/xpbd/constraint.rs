@@ -232,6 +232,7 @@ where
                 solver,
                 &self.participants,
                 &mut cache.warned,
+                true,
             );
             cache.entries.push((entity, slots));
         }
@@ -379,13 +380,17 @@ impl crate::validation::Validate for XpbdIterations {
     }
 }
 
-/// Finds (or creates) the dense slot of each body a constraint names.
+/// Finds (or creates) the dense slot of each body a constraint names. With
+/// `refresh_inertia` (user constraints, which read the bodies' world inverse inertia through
+/// [`RigidBodyQueryItem`]), the bodies' world inverse inertia is kept up to date every
+/// substep; the built-in joints compute their own, and velocity rows keep the step's.
 pub(crate) fn resolve<const N: usize>(
     constraint: Entity,
     entities: [Entity; N],
     solver: &mut SolverBodies,
     participants: &Query<ParticipantData>,
     warned: &mut EntityHashSet,
+    refresh_inertia: bool,
 ) -> Option<[usize; N]> {
     let mut warn_once = |message: String| {
         if warned.insert(constraint) {
@@ -435,8 +440,10 @@ pub(crate) fn resolve<const N: usize>(
             }
         }
     });
-    for &slot in &slots {
-        solver.bodies[slot].constrained = true;
+    if refresh_inertia {
+        for &slot in &slots {
+            solver.bodies[slot].constrained = true;
+        }
     }
     Some(slots)
 }
