@@ -52,7 +52,7 @@ use super::RigidBodyQueryItem;
 use super::xpbd::lagrange_update;
 use super::xpbd::{ConstraintDisabled, XpbdConstraint, XpbdIterations};
 use crate::collision::broad_phase::CollisionExclusions;
-use crate::math::{Matrix3, Scalar, Vector};
+use crate::math::{Scalar, Vector};
 use crate::schedule::{
     PhysicsSchedule, PhysicsStepSet, SolverSet, SubstepSchedule, SubstepSolverSet,
 };
@@ -522,11 +522,9 @@ pub(crate) enum Block {
 }
 
 impl Block {
-    /// `m⁻¹`, or singular.
     #[inline]
-    fn of(m: SymMat3) -> Self {
-        m.inverse()
-            .map_or(Block::Singular, |inverse| Block::Inverse(inverse.into()))
+    fn of(inverse: Option<Mat3A>) -> Self {
+        inverse.map_or(Block::Singular, Block::Inverse)
     }
 }
 
@@ -621,13 +619,7 @@ impl<'a> JointSolve<'a> {
         let delta = (b1.center_a() + r1) - (b2.center_a() + r2);
         let tilde = compliance * self.inv_h2;
         if let Block::Empty = self.cache.point {
-            self.cache.point = Block::of(SymMat3::point_block(
-                b1.record(),
-                b2.record(),
-                r1.into(),
-                r2.into(),
-                tilde,
-            ));
+            self.cache.point = Block::of(point_inverse(b1.record(), b2.record(), r1, r2, tilde));
         }
         let Block::Inverse(inverse) = self.cache.point else {
             return;
@@ -658,11 +650,10 @@ impl<'a> JointSolve<'a> {
     ) {
         let tilde = compliance * self.inv_h2;
         if let Block::Empty = self.cache.orientation {
-            self.cache.orientation = Block::of(
-                SymMat3::from_mat3a(b1.inverse_inertia())
-                    .add(SymMat3::from_mat3a(b2.inverse_inertia()))
-                    .add_diagonal(tilde),
-            );
+            let k = *b1.inverse_inertia()
+                + *b2.inverse_inertia()
+                + Mat3A::from_diagonal(Vector::splat(tilde));
+            self.cache.orientation = Block::of(symmetric_inverse(&k));
         }
         let Block::Inverse(inverse) = self.cache.orientation else {
             // Locked rotation axes make K singular: fall back to the one-axis solve.
@@ -819,130 +810,53 @@ fn clamped_update(
     change
 }
 
-/// A symmetric 3×3 matrix by its six distinct entries: the joints' effective masses.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub(crate) struct SymMat3 {
-    xx: Scalar,
-    yy: Scalar,
-    zz: Scalar,
-    xy: Scalar,
-    xz: Scalar,
-    yz: Scalar,
+/// `(K + α̃ I)⁻¹` of a point constraint between two bodies with arms `r1` and `r2` (world
+/// offsets of the anchors from the centres of mass), or `None` if `K + α̃ I` is singular: with
+/// `Kᵢ = wᵢ I − [rᵢ]× Iᵢ⁻¹ [rᵢ]×` (locked axes removed; zero for bodies that cannot move).
+#[inline(never)]
+pub(crate) fn point_inverse(
+    b1: &XBody,
+    b2: &XBody,
+    r1: Vec3A,
+    r2: Vec3A,
+    tilde: Scalar,
+) -> Option<Mat3A> {
+    symmetric_inverse(
+        &(point_mass(b1, r1) + point_mass(b2, r2) + Mat3A::from_diagonal(Vector::splat(tilde))),
+    )
 }
 
-impl SymMat3 {
-    /// The symmetric matrix `m` (its upper triangle).
-    #[inline]
-    fn from_mat3a(m: &Mat3A) -> Self {
-        Self {
-            xx: m.x_axis.x,
-            yy: m.y_axis.y,
-            zz: m.z_axis.z,
-            xy: m.y_axis.x,
-            xz: m.z_axis.x,
-            yz: m.z_axis.y,
-        }
+/// The 3×3 generalized inverse mass `w I − [r]× I⁻¹ [r]×` of a body pushed at offset `r`.
+#[inline(always)]
+fn point_mass(body: &XBody, r: Vec3A) -> Mat3A {
+    if !body.dynamic {
+        return Mat3A::ZERO;
     }
-
-    /// The 3×3 generalized inverse mass `w I − [r]× I⁻¹ [r]×` of a body pushed at offset `r`
-    /// (locked axes removed; zero for non-dynamic bodies).
-    #[inline]
-    pub(crate) fn point_mass(body: &XBody, r: Vector) -> Self {
-        if !body.dynamic {
-            return Self::default();
-        }
-        let a = Matrix3::from(body.inverse_inertia);
-        // −[r]× A [r]× = [r]× A [r]×ᵀ: the columns of [r]× A are r × aₖ, its rows vᵢ, and
-        // column i of the product is r × vᵢ (A is symmetric).
-        let (u0, u1, u2) = (r.cross(a.x_axis), r.cross(a.y_axis), r.cross(a.z_axis));
-        let v0 = Vector::new(u0.x, u1.x, u2.x);
-        let v1 = Vector::new(u0.y, u1.y, u2.y);
-        let v2 = Vector::new(u0.z, u1.z, u2.z);
-        let w = body.inverse_mass;
-        Self {
-            xx: w.x + r.y * v0.z - r.z * v0.y,
-            yy: w.y + r.z * v1.x - r.x * v1.z,
-            zz: w.z + r.x * v2.y - r.y * v2.x,
-            xy: r.z * v0.x - r.x * v0.z,
-            xz: r.x * v0.y - r.y * v0.x,
-            yz: r.x * v1.y - r.y * v1.x,
-        }
-    }
-
-    /// `K + α̃ I` of a point constraint between bodies 1 and 2 with arms `r1`, `r2`.
-    #[inline(never)]
-    pub(crate) fn point_block(
-        b1: &XBody,
-        b2: &XBody,
-        r1: Vector,
-        r2: Vector,
-        tilde: Scalar,
-    ) -> Self {
-        Self::point_mass(b1, r1)
-            .add(Self::point_mass(b2, r2))
-            .add_diagonal(tilde)
-    }
-
-    #[inline]
-    fn add(self, o: Self) -> Self {
-        Self {
-            xx: self.xx + o.xx,
-            yy: self.yy + o.yy,
-            zz: self.zz + o.zz,
-            xy: self.xy + o.xy,
-            xz: self.xz + o.xz,
-            yz: self.yz + o.yz,
-        }
-    }
-
-    #[inline]
-    fn add_diagonal(mut self, d: Scalar) -> Self {
-        self.xx += d;
-        self.yy += d;
-        self.zz += d;
-        self
-    }
-
-    /// The inverse, or `None` if the determinant is within `Scalar::EPSILON` of zero or not
-    /// finite.
-    #[inline]
-    pub(crate) fn inverse(&self) -> Option<Self> {
-        let Self {
-            xx,
-            yy,
-            zz,
-            xy,
-            xz,
-            yz,
-        } = *self;
-        let cxx = yy * zz - yz * yz;
-        let cxy = xz * yz - xy * zz;
-        let cxz = xy * yz - xz * yy;
-        let det = xx * cxx + xy * cxy + xz * cxz;
-        if det.abs() <= Scalar::EPSILON || !det.is_finite() {
-            return None;
-        }
-        let inv = 1.0 / det;
-        Some(Self {
-            xx: cxx * inv,
-            yy: (xx * zz - xz * xz) * inv,
-            zz: (xx * yy - xy * xy) * inv,
-            xy: cxy * inv,
-            xz: cxz * inv,
-            yz: (xy * xz - xx * yz) * inv,
-        })
-    }
+    // −[r]× A [r]× = ([r]× A) [r]×ᵀ. The columns of [r]× A are uₖ = r × aₖ, and column j of
+    // the product is Σₖ uₖ ([r]×)ⱼₖ, row j of [r]× being (0, −z, y), (z, 0, −x), (−y, x, 0).
+    let a = &body.inverse_inertia;
+    let (u0, u1, u2) = (r.cross(a.x_axis), r.cross(a.y_axis), r.cross(a.z_axis));
+    let w = body.inverse_mass;
+    Mat3A::from_cols(
+        u2 * r.y - u1 * r.z + Vec3A::new(w.x, 0.0, 0.0),
+        u0 * r.z - u2 * r.x + Vec3A::new(0.0, w.y, 0.0),
+        u1 * r.x - u0 * r.y + Vec3A::new(0.0, 0.0, w.z),
+    )
 }
 
-impl From<SymMat3> for Mat3A {
-    #[inline]
-    fn from(m: SymMat3) -> Self {
-        Mat3A::from_cols(
-            Vec3A::new(m.xx, m.xy, m.xz),
-            Vec3A::new(m.xy, m.yy, m.yz),
-            Vec3A::new(m.xz, m.yz, m.zz),
-        )
+/// The inverse of the symmetric matrix `m` (its cofactor columns over its determinant), or
+/// `None` if the determinant is within `Scalar::EPSILON` of zero or not finite.
+#[inline(always)]
+fn symmetric_inverse(m: &Mat3A) -> Option<Mat3A> {
+    let c0 = m.y_axis.cross(m.z_axis);
+    let c1 = m.z_axis.cross(m.x_axis);
+    let c2 = m.x_axis.cross(m.y_axis);
+    let det = m.x_axis.dot(c0);
+    if det.abs() <= Scalar::EPSILON || !det.is_finite() {
+        return None;
     }
+    let inv = 1.0 / det;
+    Some(Mat3A::from_cols(c0 * inv, c1 * inv, c2 * inv))
 }
 
 /// `angle` wrapped into `(-π, π]`.

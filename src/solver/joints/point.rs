@@ -10,7 +10,7 @@
 
 use bevy::math::{Mat3A, Vec3A};
 
-use super::{JointBase, Substep, SymMat3, XBody};
+use super::{JointBase, Substep, XBody, point_inverse};
 use crate::math::{Scalar, Vector};
 
 /// Where the row's `(K + α̃ I)⁻¹` stands this substep.
@@ -36,7 +36,7 @@ pub(crate) struct PointRow {
     /// Each anchor relative to its body's centre of mass, in the body frame.
     arms: [Vec3A; 2],
     /// This substep's multiplier.
-    pub(super) lagrange: Vector,
+    lagrange: Vec3A,
     /// This substep's force on body 2, N.
     pub(super) force: Vector,
     /// The bodies' places in the compact body array.
@@ -51,6 +51,11 @@ pub(crate) struct PointRow {
 }
 
 impl PointRow {
+    /// This substep's multiplier.
+    pub(crate) fn lagrange(&self) -> Vector {
+        self.lagrange.into()
+    }
+
     /// The placeholder of a joint that takes the general path.
     pub(crate) fn general() -> Self {
         Self {
@@ -64,7 +69,7 @@ impl PointRow {
         Self {
             inverse: Mat3A::ZERO,
             arms,
-            lagrange: Vector::ZERO,
+            lagrange: Vec3A::ZERO,
             force: base.force,
             records: records.map(|r| r as u32),
             compliance: base.compliance,
@@ -80,7 +85,7 @@ impl PointRow {
     #[inline(always)]
     pub(crate) fn solve(&mut self, records: &mut [XBody], step: Substep, first_pass: bool) {
         if first_pass {
-            self.lagrange = Vector::ZERO;
+            self.lagrange = Vec3A::ZERO;
             if !self.broken {
                 self.force = Vector::ZERO;
             }
@@ -98,9 +103,8 @@ impl PointRow {
         let delta = (x1.center() + r1) - (x2.center() + r2);
         let tilde = self.compliance * step.inv_h2;
         if self.state == BlockState::Empty {
-            let k = SymMat3::point_block(x1, x2, r1.into(), r2.into(), tilde);
-            (self.state, self.inverse) = match k.inverse() {
-                Some(inverse) => (BlockState::Built, inverse.into()),
+            (self.state, self.inverse) = match point_inverse(x1, x2, r1, r2, tilde) {
+                Some(inverse) => (BlockState::Built, inverse),
                 None => (BlockState::Singular, Mat3A::ZERO),
             };
         }
@@ -110,10 +114,10 @@ impl PointRow {
         let rhs = if tilde == 0.0 {
             delta
         } else {
-            delta + tilde * Vec3A::from(self.lagrange)
+            delta + tilde * self.lagrange
         };
         let p = -(self.inverse * rhs);
-        self.lagrange += Vector::from(p);
+        self.lagrange += p;
         x1.apply_position_impulse(p, r1);
         x2.apply_position_impulse(-p, r2);
         self.force += Vector::from(Vec3A::ZERO - p * step.inv_h2);

@@ -204,7 +204,7 @@ impl XpbdJoint for SphericalJoint {
     fn absorb_point(&mut self, row: &PointRow) {
         // What a substep of `solve_pass` leaves behind.
         self.clear_lagrange_multipliers();
-        self.position_lagrange = row.lagrange;
+        self.position_lagrange = row.lagrange();
         self.base.absorb_point(row);
     }
 }
