@@ -397,12 +397,15 @@ pub(crate) fn resolve<const N: usize>(
             warn!("constraint {constraint}: {message}; it is skipped");
         }
     };
+    // Each body's slot, looked up once (`None`: not in the step yet).
+    let mut found = [None; N];
     for (i, a) in entities.iter().enumerate() {
         if entities[..i].contains(a) {
             warn_once(format!("names entity {a} twice"));
             return None;
         }
-        if solver.slot(*a).is_none() && participants.get(*a).is_err() {
+        found[i] = solver.slot(*a);
+        if found[i].is_none() && participants.get(*a).is_err() {
             warn_once(format!(
                 "entity {a} is not a rigid body (despawned, or no RigidBody)"
             ));
@@ -415,31 +418,33 @@ pub(crate) fn resolve<const N: usize>(
     for pair in entities.windows(2) {
         solver.links.push((pair[0], pair[1]));
     }
-    let awake = entities.iter().any(|&e| {
-        solver.slot(e).is_some_and(|s| {
-            solver.bodies[s].inverse_mass > 0.0 || solver.bodies[s].rb.is_kinematic()
-        })
+    let awake = found.iter().flatten().any(|&s| {
+        let body = &solver.bodies[s];
+        body.inverse_mass > 0.0 || body.rb.is_kinematic()
     });
     if !awake {
         return None;
     }
-    let slots = entities.map(|e| match solver.slot(e) {
-        Some(slot) => slot,
-        None => {
-            let (rb, position, rotation, mass, locked, sleeping, forces) =
-                participants.get(e).expect("checked above");
-            if rb.is_dynamic() && sleeping {
-                let locked = locked.copied().unwrap_or_default();
-                let body = RigidBodyQueryItem::dynamic(e, position.0, rotation.0, mass, locked);
-                solver.push_woken(body, forces)
-            } else {
-                let com = mass.local_center_of_mass;
-                solver.push(RigidBodyQueryItem::fixed(
-                    e, *rb, position.0, rotation.0, com,
-                ))
+    let mut slots = [0; N];
+    for (i, &e) in entities.iter().enumerate() {
+        slots[i] = match found[i] {
+            Some(slot) => slot,
+            None => {
+                let (rb, position, rotation, mass, locked, sleeping, forces) =
+                    participants.get(e).expect("checked above");
+                if rb.is_dynamic() && sleeping {
+                    let locked = locked.copied().unwrap_or_default();
+                    let body = RigidBodyQueryItem::dynamic(e, position.0, rotation.0, mass, locked);
+                    solver.push_woken(body, forces)
+                } else {
+                    let com = mass.local_center_of_mass;
+                    solver.push(RigidBodyQueryItem::fixed(
+                        e, *rb, position.0, rotation.0, com,
+                    ))
+                }
             }
-        }
-    });
+        };
+    }
     if refresh_inertia {
         for &slot in &slots {
             solver.bodies[slot].constrained = true;
