@@ -11,12 +11,14 @@
 //! - `chain/100_links`: 100 balls (radius 0.25 m) 1 m apart joined by spherical joints,
 //!   hanging from a static anchor with a kick on the last link, measured from its 10th step on.
 //!
-//! - `joints_1000/{spherical,d6_ball,d6_locked,no_joints}`: 100 chains of 10 balls (radius
-//!   0.25 m, 1 m apart, in no collision layer), each hanging from a static anchor, joined by
-//!   1000 joints: XPBD spherical joints, D6 joints with the linear axes locked and the angular
-//!   ones free (the same constraint on velocity rows), D6 joints with every axis locked; and
-//!   the same balls without joints and at rest, for the cost of the bodies alone. The last
-//!   link of each chain is kicked sideways; measured from the 10th step on.
+//! - `joints_1000/{spherical,d6_ball,d6_locked,user_point,no_joints}`: 100 chains of 10 balls
+//!   (radius 0.25 m, 1 m apart, in no collision layer), each hanging from a static anchor,
+//!   joined by 1000 joints: XPBD spherical joints, D6 joints with the linear axes locked and the
+//!   angular ones free (the same constraint on velocity rows), D6 joints with every axis
+//!   locked, a user XPBD constraint joining the same anchors (`solve_constraint::<_, 2>`, the
+//!   custom-constraint path); and the same balls without joints and at rest, for the cost of
+//!   the bodies alone. The last link of each chain is kicked sideways; measured from the 10th
+//!   step on.
 //!
 //! Every dynamic body has [`SleepingDisabled`]: a resting pyramid or a hanging chain would
 //! otherwise fall asleep and its steps would cost almost nothing, and the point here is the
@@ -33,6 +35,7 @@ use std::hint::black_box;
 
 use std::time::Duration;
 
+use bevy::ecs::entity::{EntityMapper, MapEntities};
 use bevy::prelude::*;
 use criterion::{Criterion, criterion_group, criterion_main};
 use impetus3d::prelude::*;
@@ -178,12 +181,60 @@ enum JointKind {
     Spherical,
     D6Ball,
     D6Locked,
+    User,
     None,
+}
+
+/// A user constraint that joins two anchors, as a user would write one with the helpers of
+/// [`PositionConstraint`]: one correction along the anchors' separation per solve.
+#[derive(Component)]
+struct UserPoint {
+    bodies: [Entity; 2],
+    anchors: [Vec3; 2],
+    lagrange: f32,
+}
+
+impl PositionConstraint for UserPoint {}
+
+impl XpbdConstraint<2> for UserPoint {
+    fn entities(&self) -> [Entity; 2] {
+        self.bodies
+    }
+
+    fn clear_lagrange_multipliers(&mut self) {
+        self.lagrange = 0.0;
+    }
+
+    fn solve(&mut self, [b1, b2]: [&mut RigidBodyQueryItem; 2], dt: f32) {
+        let r1 = b1.rotation * (self.anchors[0] - b1.center_of_mass());
+        let r2 = b2.rotation * (self.anchors[1] - b2.center_of_mass());
+        let delta = (b1.current_center_of_mass() + r1) - (b2.current_center_of_mass() + r2);
+        let Some((n, c)) = delta.try_normalize().map(|n| (n, delta.length())) else {
+            return;
+        };
+        let w1 = self.compute_generalized_inverse_mass(b1, r1, n);
+        let w2 = self.compute_generalized_inverse_mass(b2, r2, n);
+        let dl = self.compute_lagrange_update(self.lagrange, c, &[w1, w2], 0.0, dt);
+        self.lagrange += dl;
+        self.apply_positional_correction(b1, b2, dl, n, r1, r2);
+    }
+}
+
+impl MapEntities for UserPoint {
+    fn map_entities<M: EntityMapper>(&mut self, mapper: &mut M) {
+        self.bodies = self.bodies.map(|e| mapper.get_mapped(e));
+    }
 }
 
 /// 100 chains of 10 links each (1000 joints of `kind`), 1.5 m apart.
 fn chains(kind: JointKind) -> App {
     let mut app = impetus3d::headless_app(DT);
+    if let JointKind::User = kind {
+        app.add_systems(
+            SubstepSchedule,
+            solve_constraint::<UserPoint, 2>.in_set(SubstepSolverSet::SolveUserConstraints),
+        );
+    }
     for chain in 0..100 {
         let x = (chain % 10) as f32 * 1.5;
         let z = (chain / 10) as f32 * 1.5;
@@ -228,6 +279,13 @@ fn chains(kind: JointKind) -> App {
                 JointKind::D6Locked => {
                     world.spawn(d6());
                 }
+                JointKind::User => {
+                    world.spawn(UserPoint {
+                        bodies: [previous, link],
+                        anchors: [a1, a2],
+                        lagrange: 0.0,
+                    });
+                }
                 // Unjoined balls would fall, and their speculative boxes grow every step;
                 // at rest they cost what the bodies of the hanging chains cost.
                 JointKind::None => {
@@ -252,6 +310,7 @@ fn bench_joints_1000(c: &mut Criterion) {
         ("spherical", JointKind::Spherical),
         ("d6_ball", JointKind::D6Ball),
         ("d6_locked", JointKind::D6Locked),
+        ("user_point", JointKind::User),
         ("no_joints", JointKind::None),
     ] {
         let mut app = chains(kind);

@@ -72,9 +72,10 @@ pub(crate) fn update_contacts(
         pair.unsupported = update_pair(pair, p1, p2, margin, tolerance).is_err();
     };
     // Pairs are independent, so they can be updated on any thread in any order with
-    // bit-identical results. Small scenes stay on this thread.
+    // bit-identical results. Small scenes stay on this thread, and so does everything in a
+    // single-threaded pool (whose scope would only allocate its tasks).
     if next.len() >= PARALLEL_PAIRS
-        && let Some(pool) = ComputeTaskPool::try_get()
+        && let Some(pool) = ComputeTaskPool::try_get().filter(|p| p.thread_num() > 1)
     {
         let chunk = next.len().div_ceil(pool.thread_num() * 4).max(64);
         pool.scope(|scope| {

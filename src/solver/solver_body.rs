@@ -284,6 +284,10 @@ fn gyroscopic_inertia(local_inverse_inertia: Matrix3) -> Option<Matrix3> {
 }
 
 fn mask_rotation(inverse_inertia: Matrix3, locked: LockedAxes) -> Matrix3 {
+    // Nothing to remove (the usual case): the products below would return it bit for bit.
+    if !(0..3).any(|axis| locked.is_rotation_locked(axis)) {
+        return inverse_inertia;
+    }
     let m = Matrix3::from_diagonal(locked.rotation_mask());
     m * inverse_inertia * m
 }

@@ -325,7 +325,7 @@ pub(crate) fn update_ray_casters(
         let own = |collider: Entity, collider_body: Option<Entity>| {
             !caster.ignore_self || (collider != entity && (body.is_none() || collider_body != body))
         };
-        hits.0 = query.ray_hits_with(
+        query.ray_hits_into(
             origin,
             direction,
             caster.max_distance,
@@ -333,6 +333,7 @@ pub(crate) fn update_ray_casters(
             caster.solid,
             &caster.query_filter,
             &own,
+            &mut hits.0,
         );
     }
 }
@@ -357,7 +358,7 @@ pub(crate) fn update_shape_casters(
         let own = |collider: Entity, collider_body: Option<Entity>| {
             !caster.ignore_self || (collider != entity && (body.is_none() || collider_body != body))
         };
-        hits.0 = query.shape_hits_with(
+        query.shape_hits_into(
             &caster.shape,
             origin,
             rotation * caster.rotation,
@@ -366,6 +367,7 @@ pub(crate) fn update_shape_casters(
             &caster.config,
             &caster.query_filter,
             &own,
+            &mut hits.0,
         );
     }
 }

@@ -311,8 +311,35 @@ impl SpatialQuery<'_, '_> {
         predicate: Predicate,
     ) -> Vec<RayHitData> {
         let mut hits = Vec::new();
+        self.ray_hits_into(
+            origin,
+            direction,
+            max_distance,
+            max_hits,
+            solid,
+            filter,
+            predicate,
+            &mut hits,
+        );
+        hits
+    }
+
+    /// [`Self::ray_hits_with`] into `hits` (cleared first), reusing its buffer.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn ray_hits_into(
+        &self,
+        origin: Vector,
+        direction: Dir3,
+        max_distance: Scalar,
+        max_hits: u32,
+        solid: bool,
+        filter: &SpatialQueryFilter,
+        predicate: Predicate,
+        hits: &mut Vec<RayHitData>,
+    ) {
+        hits.clear();
         let Some((ray, max)) = valid_ray(origin, direction, max_distance) else {
-            return hits;
+            return;
         };
         let slab = Slab::new(&ray);
         self.broad.bvh().traverse(|node| {
@@ -335,8 +362,7 @@ impl SpatialQuery<'_, '_> {
             }
             TraversalAction::Continue
         });
-        nearest_first(&mut hits, max_hits, |hit| (hit.distance, hit.entity));
-        hits
+        nearest_first(hits, max_hits, |hit| (hit.distance, hit.entity));
     }
 
     /// The first collider that `shape`, at `origin` with `rotation`, touches when moved along
@@ -451,6 +477,27 @@ impl SpatialQuery<'_, '_> {
         predicate: Predicate,
     ) -> Vec<ShapeHitData> {
         let mut hits = Vec::new();
+        self.shape_hits_into(
+            shape, origin, rotation, direction, max_hits, config, filter, predicate, &mut hits,
+        );
+        hits
+    }
+
+    /// [`Self::shape_hits_with`] into `hits` (cleared first), reusing its buffer.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn shape_hits_into(
+        &self,
+        shape: &Collider,
+        origin: Vector,
+        rotation: Quaternion,
+        direction: Dir3,
+        max_hits: u32,
+        config: &ShapeCastConfig,
+        filter: &SpatialQueryFilter,
+        predicate: Predicate,
+        hits: &mut Vec<ShapeHitData>,
+    ) {
+        hits.clear();
         self.sweep(
             shape,
             origin,
@@ -464,8 +511,7 @@ impl SpatialQuery<'_, '_> {
                 Scalar::MAX
             },
         );
-        nearest_first(&mut hits, max_hits, |hit| (hit.distance, hit.entity));
-        hits
+        nearest_first(hits, max_hits, |hit| (hit.distance, hit.entity));
     }
 
     /// Sweeps `shape` through the tree: a node is visited when its box, grown by the shape's
@@ -798,7 +844,8 @@ fn hull_face_normal(hull: &ConvexPolyhedron, point: Vector) -> Option<Vector> {
 /// Sorts hits by distance (ties by entity, so the order never depends on the tree) and keeps
 /// the nearest `max_hits`.
 fn nearest_first<T>(hits: &mut Vec<T>, max_hits: u32, key: impl Fn(&T) -> (Scalar, Entity)) {
-    hits.sort_by(|a, b| {
+    // Unstable: the key is unique per collider, and the stable sort allocates for long lists.
+    hits.sort_unstable_by(|a, b| {
         let ((da, ea), (db, eb)) = (key(a), key(b));
         da.total_cmp(&db).then(ea.cmp(&eb))
     });

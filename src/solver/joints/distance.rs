@@ -3,7 +3,11 @@
 use bevy::ecs::reflect::ReflectMapEntities;
 use bevy::prelude::*;
 
-use super::{Anchors, JointBase, JointSolve, check_limits, clamp_range, impl_joint};
+use super::prepared::{JointList, XpbdJoint, XpbdJoints, solve_alone};
+use super::{
+    Anchors, JointBase, JointBody, JointCache, JointSolve, Substep, check_limits, clamp_range,
+    impl_joint,
+};
 use crate::math::{Scalar, Vector};
 use crate::solver::RigidBodyQueryItem;
 use crate::solver::xpbd::XpbdConstraint;
@@ -99,17 +103,41 @@ impl XpbdConstraint<2> for DistanceJoint {
         self.lagrange = 0.0;
     }
 
-    fn solve(&mut self, [b1, b2]: [&mut RigidBodyQueryItem; 2], dt: Scalar) {
-        if self.base.is_broken() {
-            return;
+    fn solve(&mut self, bodies: [&mut RigidBodyQueryItem; 2], dt: Scalar) {
+        solve_alone(self, bodies, dt);
+    }
+}
+
+impl XpbdJoint for DistanceJoint {
+    fn store(&self, component: &mut Self) {
+        component.base.store(&self.base);
+        component.limits = component.limits.or(self.limits);
+        component.lagrange = self.lagrange;
+    }
+
+    fn list(joints: &mut XpbdJoints) -> &mut JointList<Self> {
+        &mut joints.distance
+    }
+
+    fn prepare(&mut self, b1: &RigidBodyQueryItem, b2: &RigidBodyQueryItem) {
+        if !self.base.is_broken() && self.limits.is_none() {
+            let length = Anchors::distance_at_step_start(&self.base, b1, b2);
+            self.limits = Some((length, length));
         }
-        let mut solve = JointSolve::new(dt);
-        let base = self.base;
-        let (min, max) = *self.limits.get_or_insert_with(|| {
-            let length = Anchors::distance_at_step_start(&base, b1, b2);
-            (length, length)
-        });
-        let anchors = Anchors::new(&base, b1, b2);
+    }
+
+    fn solve_pass(
+        &mut self,
+        [mut b1, mut b2]: [JointBody; 2],
+        step: Substep,
+        cache: &mut JointCache,
+    ) {
+        // `prepare` gave the joint its limits.
+        let (false, Some((min, max))) = (self.base.is_broken(), self.limits) else {
+            return;
+        };
+        let mut solve = JointSolve::new(step, cache);
+        let anchors = Anchors::new(&b1, &b2);
         let offset = anchors.p1 - anchors.p2;
         let length = offset.length();
         let target = clamp_range(length, min, max);
@@ -122,13 +150,13 @@ impl XpbdConstraint<2> for DistanceJoint {
             };
             let excess = (length - target) * direction;
             solve.position(
-                b1,
-                b2,
-                (anchors, excess),
+                &mut b1,
+                &mut b2,
+                (&anchors, excess),
                 &mut self.lagrange,
                 self.base.compliance,
             );
         }
-        solve.finish(&mut self.base, b1, b2);
+        solve.finish(&mut self.base, &mut b1, &mut b2);
     }
 }

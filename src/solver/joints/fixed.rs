@@ -3,7 +3,8 @@
 use bevy::ecs::reflect::ReflectMapEntities;
 use bevy::prelude::*;
 
-use super::{Anchors, JointBase, JointSolve, impl_joint};
+use super::prepared::{JointList, XpbdJoint, XpbdJoints, solve_alone};
+use super::{JointBase, JointBody, JointCache, JointSolve, Substep, impl_joint};
 use crate::math::{Quaternion, Scalar, Vector, rotation_vector};
 use crate::solver::RigidBodyQueryItem;
 use crate::solver::xpbd::XpbdConstraint;
@@ -73,19 +74,51 @@ impl XpbdConstraint<2> for FixedJoint {
         self.angle_lagrange = Vector::ZERO;
     }
 
-    fn solve(&mut self, [b1, b2]: [&mut RigidBodyQueryItem; 2], dt: Scalar) {
+    fn solve(&mut self, bodies: [&mut RigidBodyQueryItem; 2], dt: Scalar) {
+        solve_alone(self, bodies, dt);
+    }
+}
+
+impl XpbdJoint for FixedJoint {
+    fn prepare(&mut self, b1: &RigidBodyQueryItem, b2: &RigidBodyQueryItem) {
+        if !self.base.is_broken() {
+            self.relative_rotation
+                .get_or_insert(b1.start_rotation.inverse() * b2.start_rotation);
+        }
+    }
+
+    fn solve_pass(
+        &mut self,
+        [mut b1, mut b2]: [JointBody; 2],
+        step: Substep,
+        cache: &mut JointCache,
+    ) {
         if self.base.is_broken() {
             return;
         }
-        let mut solve = JointSolve::new(dt);
-        let relative = *self
-            .relative_rotation
-            .get_or_insert(b1.start_rotation.inverse() * b2.start_rotation);
+        let mut solve = JointSolve::new(step, cache);
+        let relative = self.relative_rotation.unwrap_or_default();
         let compliance = self.base.compliance;
-        let error = rotation_vector((b1.rotation * relative) * b2.rotation.inverse());
-        solve.orientation(b1, b2, error, &mut self.angle_lagrange, compliance);
-        let anchors = Anchors::coincide(&self.base, b1, b2);
-        solve.point(b1, b2, anchors, &mut self.position_lagrange, compliance);
-        solve.finish(&mut self.base, b1, b2);
+        let error = rotation_vector((b1.rotation() * relative) * b2.rotation().inverse());
+        solve.orientation(
+            &mut b1,
+            &mut b2,
+            error,
+            &mut self.angle_lagrange,
+            compliance,
+        );
+        solve.point(&mut b1, &mut b2, &mut self.position_lagrange, compliance);
+        solve.finish(&mut self.base, &mut b1, &mut b2);
+    }
+
+    fn store(&self, component: &mut Self) {
+        component.base.store(&self.base);
+        component.relative_rotation = component.relative_rotation.or(self.relative_rotation);
+        component.position_lagrange = self.position_lagrange;
+        component.angle_lagrange = self.angle_lagrange;
+    }
+
+    fn list(joints: &mut XpbdJoints) -> &mut JointList<Self> {
+        &mut joints.fixed
     }
 }

@@ -14,10 +14,10 @@
 //!
 //! Every joint shares [`JointBase`] (bodies, anchors in each body's frame, compliance, velocity
 //! damping, break force, whether the joined bodies collide) and the builders of the [`Joint`]
-//! trait. Joints are solved by [`solve_constraint`](crate::solver::xpbd::solve_constraint) in
-//! [`SubstepSolverSet::SolveXpbdConstraints`], so they follow the same rules as user
-//! constraints: a joint between two static bodies does nothing, a joint naming a missing entity
-//! is skipped with a warning, and sleeping bodies are woken by awake partners.
+//! trait. The XPBD joints follow the same rules as user constraints
+//! ([`solve_constraint`](crate::solver::xpbd::solve_constraint)): a joint between two static
+//! bodies does nothing, a joint naming a missing entity is skipped with a warning, and sleeping
+//! bodies are woken by awake partners.
 //!
 //! The force and torque a joint applied during the last substep are readable with
 //! [`Joint::force`] and [`Joint::torque`] (`λ / h²`, Müller et al. 2020); a joint whose force
@@ -25,10 +25,59 @@
 //!
 //! By default joined bodies do not collide with each other (as in Box2D and PhysX); use
 //! [`Joint::with_collision`] to let them.
+//!
+//! ## How the XPBD joints are solved
+//!
+//! A joint grid or a long chain spends nearly all its step in the joint passes (16 per step at
+//! the default 4 substeps × 4 [`XpbdIterations`]), so they touch only dense data made for
+//! them, and the ECS only at the ends of the step (DESIGN §4):
+//!
+//! - **Once per step** ([`SolverSet::PrepareJoints`](crate::SolverSet)), each joint type's
+//!   components are copied into a dense list, with their bodies' solver slots (resolved once,
+//!   bringing static and sleeping partners into the step) and each anchor relative to its
+//!   body's centre of mass. A fixed or prismatic joint's relative rotation and a distance
+//!   joint's rest length are taken here on its first step. Each list is put in *level order*:
+//!   a joint's level is one more than the highest level of the earlier joints it shares a body
+//!   with, and the passes visit the joints level by level. Every joint then meets its bodies
+//!   after exactly the same joints as in list order, so the result is bit for bit that of list
+//!   order (a chain keeps its order entirely), but consecutive joints are independent and the
+//!   processor works on several at once.
+//! - **Every substep** ([`SubstepSolverSet::SolveXpbdConstraints`]), the bodies the joints act
+//!   on are gathered into compact 128-byte records (centre of mass, rotation, inverse mass and
+//!   world inverse inertia at the substep's rotation, exact `s I` for isotropic bodies), the
+//!   passes run over the lists in a fixed type order (fixed, prismatic, revolute, spherical,
+//!   distance), and the moved poses are written back for the user constraints and the
+//!   velocity projection. The first pass of a substep clears the multipliers and builds each
+//!   joint's 3×3 blocks, `(K + α̃ I)⁻¹` of its point constraint and of a fixed or prismatic
+//!   joint's orientation, from the arms of that moment; the other passes reuse them, while the
+//!   error `C` is always that of the current poses. Within a substep the arms turn by the
+//!   corrections only, a small fraction of a radian, and the Gauss–Seidel iteration converges
+//!   to the same `C + α̃ λ = 0` whatever `K` it uses. Rebuilding the blocks every pass would
+//!   cost half as much again as the whole pass and holds the joints no tighter: on the 40 × 40
+//!   grid of the benchmarks the worst joint error over steps 200–400 is 5.6 cm with the
+//!   blocks kept, 5.7 cm with them rebuilt (mean 0.33 cm either way).
+//! - A **spherical joint without limits or damping**, the joint of chains, ropes and grids,
+//!   takes a fast path: everything its passes read and write sits in one 128-byte row, so a
+//!   pass touches that row and two body records and nothing else. It computes exactly what
+//!   the general path computes (a test holds them to the same bits).
+//! - **After the substeps** ([`SolverSet::Writeback`](crate::SolverSet)), what the solver
+//!   changed (force, torque, broken state, readouts such as [`RevoluteJoint::angle`],
+//!   multipliers, the relative pose or rest length taken on the first step) is copied back into
+//!   the components, without marking them changed; settings the user changed meanwhile are
+//!   left alone.
+//!
+//! Joint corrections nudge the rotations without renormalising them (`q ← q + ½ (Δθ, 0) q`);
+//! the velocity projection renormalises each body once per substep.
+//!
+//! Used on its own (a user adding `solve_constraint::<SphericalJoint, 2>`), a built-in joint
+//! solves through the same code, with its blocks built afresh on every call.
 
+mod body;
 mod d6;
 mod distance;
 mod fixed;
+mod point;
+mod prepared;
 mod prismatic;
 mod revolute;
 mod spherical;
@@ -42,24 +91,20 @@ pub use spherical::SphericalJoint;
 
 use bevy::ecs::component::Mutable;
 use bevy::ecs::entity::{EntityMapper, MapEntities};
-use bevy::ecs::system::SystemParam;
+use bevy::math::{Mat3A, Vec3A};
 use bevy::prelude::*;
 
 use super::RigidBodyQueryItem;
-use super::SolverBodies;
-use super::xpbd::{ConstraintDisabled, ConstraintSolver, XpbdConstraint, XpbdIterations};
-use super::xpbd::{
-    angular_inverse_mass, apply_angular_impulse, apply_position_impulse, lagrange_update,
-    positional_inverse_mass,
-};
+use super::xpbd::lagrange_update;
+use super::xpbd::{ConstraintDisabled, XpbdConstraint, XpbdIterations};
 use crate::collision::broad_phase::CollisionExclusions;
-use crate::math::{Matrix3, Scalar, Vector};
-use crate::schedule::PhysicsStepTime;
+use crate::math::{Scalar, Vector};
 use crate::schedule::{
     PhysicsSchedule, PhysicsStepSet, SolverSet, SubstepSchedule, SubstepSolverSet,
 };
 use crate::solver::rows::solve_velocity_constraint;
 use crate::validation::{Validate, ValidationApp, check, join, non_negative};
+pub(crate) use body::{JointBody, XBody};
 
 /// What every joint has: its bodies, anchors, compliance, damping, break force and state.
 #[derive(Clone, Reflect, Copy, Debug, PartialEq)]
@@ -130,6 +175,22 @@ impl JointBase {
     /// True once the joint has broken.
     pub fn is_broken(&self) -> bool {
         self.broken
+    }
+
+    /// Takes the force and broken state a [`point::PointRow`] solved into, as a substep of the
+    /// general path would have left them.
+    pub(crate) fn absorb_point(&mut self, row: &point::PointRow) {
+        self.force = row.force;
+        self.broken = row.broken;
+        self.damped = !row.broken;
+    }
+
+    /// Copies the state the solver keeps (force, torque, broken, damped) from `solved`.
+    pub(crate) fn store(&mut self, solved: &JointBase) {
+        self.force = solved.force;
+        self.torque = solved.torque;
+        self.broken = solved.broken;
+        self.damped = solved.damped;
     }
 }
 
@@ -339,9 +400,10 @@ impl Plugin for JointPlugin {
             .add_observer(wake_joined_on_add::<SphericalJoint>)
             .add_observer(wake_joined_on_add::<DistanceJoint>)
             .add_observer(wake_d6_joined_on_add)
+            .init_resource::<prepared::XpbdJoints>()
             .add_systems(
                 SubstepSchedule,
-                solve_joints.in_set(SubstepSolverSet::SolveXpbdConstraints),
+                prepared::solve_joints.in_set(SubstepSolverSet::SolveXpbdConstraints),
             )
             .add_systems(
                 PhysicsSchedule,
@@ -366,49 +428,27 @@ impl Plugin for JointPlugin {
                         report_broken::<DistanceJoint>,
                     )
                         .in_set(PhysicsStepSet::Finalize),
-                    solve_velocity_constraint::<D6Joint, 2>.in_set(SolverSet::PrepareJoints),
+                    (
+                        prepared::begin_prepare,
+                        prepared::prepare_joints::<FixedJoint>,
+                        prepared::prepare_joints::<PrismaticJoint>,
+                        prepared::prepare_joints::<RevoluteJoint>,
+                        prepared::prepare_joints::<SphericalJoint>,
+                        prepared::prepare_joints::<DistanceJoint>,
+                        solve_velocity_constraint::<D6Joint, 2>,
+                    )
+                        .chain()
+                        .in_set(SolverSet::PrepareJoints),
+                    (
+                        prepared::store_joints::<FixedJoint>,
+                        prepared::store_joints::<PrismaticJoint>,
+                        prepared::store_joints::<RevoluteJoint>,
+                        prepared::store_joints::<SphericalJoint>,
+                        prepared::store_joints::<DistanceJoint>,
+                    )
+                        .in_set(SolverSet::Writeback),
                 ),
             );
-    }
-}
-
-/// The solvers of the five built-in joint types.
-#[derive(SystemParam)]
-struct JointSolvers<'w, 's> {
-    fixed: ConstraintSolver<'w, 's, FixedJoint, 2>,
-    prismatic: ConstraintSolver<'w, 's, PrismaticJoint, 2>,
-    revolute: ConstraintSolver<'w, 's, RevoluteJoint, 2>,
-    spherical: ConstraintSolver<'w, 's, SphericalJoint, 2>,
-    distance: ConstraintSolver<'w, 's, DistanceJoint, 2>,
-}
-
-/// Solves every built-in joint, one type after another in a fixed order, in
-/// [`XpbdIterations`] passes.
-fn solve_joints(
-    joints: JointSolvers,
-    mut solver: ResMut<SolverBodies>,
-    time: Res<PhysicsStepTime>,
-    iterations: Res<XpbdIterations>,
-) {
-    let JointSolvers {
-        mut fixed,
-        mut prismatic,
-        mut revolute,
-        mut spherical,
-        mut distance,
-    } = joints;
-    let (solver, step, h) = (&mut *solver, time.step_count, time.substep_delta);
-    fixed.prepare(solver, step);
-    prismatic.prepare(solver, step);
-    revolute.prepare(solver, step);
-    spherical.prepare(solver, step);
-    distance.prepare(solver, step);
-    for _ in 0..iterations.0.max(1) {
-        fixed.solve(solver, h);
-        prismatic.solve(solver, h);
-        revolute.solve(solver, h);
-        spherical.solve(solver, h);
-        distance.solve(solver, h);
     }
 }
 
@@ -497,17 +537,6 @@ pub(crate) struct Anchors {
 }
 
 impl Anchors {
-    /// The anchors, and how far anchor 1 is from anchor 2 (for joints that join them).
-    pub(crate) fn coincide(
-        base: &JointBase,
-        b1: &RigidBodyQueryItem,
-        b2: &RigidBodyQueryItem,
-    ) -> (Self, Vector) {
-        let anchors = Self::new(base, b1, b2);
-        let delta = anchors.p1 - anchors.p2;
-        (anchors, delta)
-    }
-
     /// The distance between the anchors at the start of the step: what joints that adopt
     /// their initial configuration measure (before any integration of the step).
     pub(crate) fn distance_at_step_start(
@@ -519,56 +548,106 @@ impl Anchors {
         (anchor(b1, base.local_anchor1) - anchor(b2, base.local_anchor2)).length()
     }
 
-    pub(crate) fn new(base: &JointBase, b1: &RigidBodyQueryItem, b2: &RigidBodyQueryItem) -> Self {
-        let r1 = b1.rotation * (base.local_anchor1 - b1.center_of_mass);
-        let r2 = b2.rotation * (base.local_anchor2 - b2.center_of_mass);
+    #[inline]
+    pub(crate) fn new(b1: &JointBody, b2: &JointBody) -> Self {
+        let r1 = b1.anchor_offset();
+        let r2 = b2.anchor_offset();
         Self {
             r1,
             r2,
-            p1: b1.current_center_of_mass() + r1,
-            p2: b2.current_center_of_mass() + r2,
+            p1: b1.center() + r1,
+            p2: b2.center() + r2,
         }
     }
 }
 
-/// Solves a joint's parts in one substep and accumulates the force and torque they apply to
-/// body 2: a position impulse `p` on body 1 is a force `-p / h²` on body 2, a velocity impulse
-/// `p` on body 2 is a force `p / h`.
-pub(crate) struct JointSolve {
-    pub force: Vector,
-    pub torque: Vector,
-    pub h: Scalar,
+/// The inverse of a joint's 3×3 effective mass, kept for the passes of one substep.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) enum Block {
+    /// Not built yet this substep.
+    #[default]
+    Empty,
+    /// Built, and singular: the part cannot move the bodies.
+    Singular,
+    /// Built: `(K + α̃ I)⁻¹`, symmetric (so its columns are its rows).
+    Inverse(Mat3A),
 }
 
-impl JointSolve {
+impl Block {
+    #[inline]
+    fn of(inverse: Option<Mat3A>) -> Self {
+        inverse.map_or(Block::Singular, Block::Inverse)
+    }
+}
+
+/// What a joint keeps between the passes of one substep: the inverses of its 3×3 blocks
+/// (`(K + α̃ I)⁻¹` of the point and the orientation constraint), built on the first pass from
+/// the arms of that moment. Cleared at the start of every substep.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct JointCache {
+    pub point: Block,
+    pub orientation: Block,
+}
+
+/// The substep length `h` and `1 / h²`, computed once per substep.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Substep {
+    pub h: Scalar,
+    pub inv_h2: Scalar,
+}
+
+impl Substep {
     pub(crate) fn new(h: Scalar) -> Self {
         Self {
-            force: Vector::ZERO,
-            torque: Vector::ZERO,
             h,
+            inv_h2: 1.0 / (h * h),
+        }
+    }
+}
+
+/// Solves a joint's parts in one pass and accumulates the force and torque they apply to
+/// body 2: a position impulse `p` on body 1 is a force `-p / h²` on body 2, a velocity impulse
+/// `p` on body 2 is a force `p / h`.
+pub(crate) struct JointSolve<'a> {
+    force: Vec3A,
+    torque: Vector,
+    pub h: Scalar,
+    /// `1 / h²`.
+    inv_h2: Scalar,
+    cache: &'a mut JointCache,
+}
+
+impl<'a> JointSolve<'a> {
+    /// A solve in the substep `step` with the joint's cache for this substep (a fresh one is
+    /// built into on first use).
+    #[inline(always)]
+    pub(crate) fn new(step: Substep, cache: &'a mut JointCache) -> Self {
+        Self {
+            force: Vec3A::ZERO,
+            torque: Vector::ZERO,
+            h: step.h,
+            inv_h2: step.inv_h2,
+            cache,
         }
     }
 
     /// Applies the position impulse `p` to body 1 and `-p` to body 2 at their anchors, and
     /// books the force it exerts on body 2.
-    fn push(
-        &mut self,
-        b1: &mut RigidBodyQueryItem,
-        b2: &mut RigidBodyQueryItem,
-        anchors: &Anchors,
-        p: Vector,
-    ) {
-        apply_position_impulse(b1, p, anchors.r1);
-        apply_position_impulse(b2, -p, anchors.r2);
-        self.force -= p / (self.h * self.h);
+    #[inline]
+    fn push(&mut self, b1: &mut JointBody, b2: &mut JointBody, anchors: &Anchors, p: Vector) {
+        let pa = Vec3A::from(p);
+        b1.apply_position_impulse(pa, anchors.r1.into());
+        b2.apply_position_impulse(-pa, anchors.r2.into());
+        self.force -= pa * self.inv_h2;
     }
 
     /// Applies the angular position impulse `p` to body 1 and `-p` to body 2, and books the
     /// torque it exerts on body 2.
-    fn turn(&mut self, b1: &mut RigidBodyQueryItem, b2: &mut RigidBodyQueryItem, p: Vector) {
-        apply_angular_impulse(b1, p);
-        apply_angular_impulse(b2, -p);
-        self.torque -= p / (self.h * self.h);
+    #[inline]
+    fn turn(&mut self, b1: &mut JointBody, b2: &mut JointBody, p: Vector) {
+        b1.apply_angular_impulse(p);
+        b2.apply_angular_impulse(-p);
+        self.torque -= p * self.inv_h2;
     }
 
     /// Joins the anchors, solving all three directions at once: with the 3×3 generalized
@@ -576,56 +655,66 @@ impl JointSolve {
     /// is `Δλ = −(K + α̃ I)⁻¹ (C + α̃ λ)`. An anchor away from the centre of mass makes `K`
     /// strongly direction-dependent, and a one-dimensional solve along the error would then
     /// need several passes to close even a single joint.
+    ///
+    /// `(K + α̃ I)⁻¹` is built on the substep's first pass and kept for the others (see the
+    /// [module docs](self)); the error `C` is always that of the current poses.
+    #[inline(always)]
     pub(crate) fn point(
         &mut self,
-        b1: &mut RigidBodyQueryItem,
-        b2: &mut RigidBodyQueryItem,
-        (anchors, delta): (Anchors, Vector),
+        b1: &mut JointBody,
+        b2: &mut JointBody,
         lagrange: &mut Vector,
         compliance: Scalar,
     ) {
-        let tilde = compliance / (self.h * self.h);
-        let k = point_inverse_mass(b1, anchors.r1)
-            + point_inverse_mass(b2, anchors.r2)
-            + Matrix3::from_diagonal(Vector::splat(tilde));
-        let det = k.determinant();
-        if det.abs() <= Scalar::EPSILON || !det.is_finite() {
-            return;
+        let r1 = b1.anchor_offset_a();
+        let r2 = b2.anchor_offset_a();
+        let delta = (b1.center_a() + r1) - (b2.center_a() + r2);
+        let tilde = compliance * self.inv_h2;
+        if let Block::Empty = self.cache.point {
+            self.cache.point = Block::of(point_inverse(b1.record(), b2.record(), r1, r2, tilde));
         }
-        let p = -(k.inverse() * (delta + tilde * *lagrange));
-        *lagrange += p;
-        self.push(b1, b2, &anchors, p);
+        let Block::Inverse(inverse) = self.cache.point else {
+            return;
+        };
+        // A rigid joint (the usual case) skips `α̃ λ`, which is then exactly zero.
+        let rhs = if tilde == 0.0 {
+            delta
+        } else {
+            delta + tilde * Vec3A::from(*lagrange)
+        };
+        let p = -(inverse * rhs);
+        *lagrange += Vector::from(p);
+        b1.apply_position_impulse(p, r1);
+        b2.apply_position_impulse(-p, r2);
+        self.force -= p * self.inv_h2;
     }
 
     /// Turns the bodies by the full rotation vector `rotation` (body 1 turned past body 2),
     /// solving all three axes at once with `K = I₁⁻¹ + I₂⁻¹`, as [`point`](Self::point) does
-    /// for positions.
+    /// for positions (and with its inverse kept for the substep's passes the same way).
     pub(crate) fn orientation(
         &mut self,
-        b1: &mut RigidBodyQueryItem,
-        b2: &mut RigidBodyQueryItem,
+        b1: &mut JointBody,
+        b2: &mut JointBody,
         rotation: Vector,
         lagrange: &mut Vector,
         compliance: Scalar,
     ) {
-        let tilde = compliance / (self.h * self.h);
-        let inertia = |b: &RigidBodyQueryItem| {
-            if b.is_dynamic() {
-                b.effective_world_inv_inertia()
-            } else {
-                Matrix3::ZERO
-            }
-        };
-        let k = inertia(b1) + inertia(b2) + Matrix3::from_diagonal(Vector::splat(tilde));
-        let det = k.determinant();
-        if det.abs() <= Scalar::EPSILON || !det.is_finite() {
+        let tilde = compliance * self.inv_h2;
+        if let Block::Empty = self.cache.orientation {
+            let k = *b1.inverse_inertia()
+                + *b2.inverse_inertia()
+                + Mat3A::from_diagonal(Vector::splat(tilde));
+            self.cache.orientation = Block::of(symmetric_inverse(&k));
+        }
+        let Block::Inverse(inverse) = self.cache.orientation else {
             // Locked rotation axes make K singular: fall back to the one-axis solve.
             let mut scalar = lagrange.dot(rotation.normalize_or_zero());
             let p = self.angle_clamped(b1, b2, rotation, &mut scalar, compliance, Scalar::INFINITY);
             *lagrange += p;
             return;
-        }
-        let p = -(k.inverse() * (rotation + tilde * *lagrange));
+        };
+        let p: Vector = (-(inverse * Vec3A::from(rotation + tilde * *lagrange))).into();
         *lagrange += p;
         self.turn(b1, b2, p);
     }
@@ -634,16 +723,16 @@ impl JointSolve {
     /// zero with the given compliance, along `delta` only.
     pub(crate) fn position(
         &mut self,
-        b1: &mut RigidBodyQueryItem,
-        b2: &mut RigidBodyQueryItem,
-        (anchors, delta): (Anchors, Vector),
+        b1: &mut JointBody,
+        b2: &mut JointBody,
+        (anchors, delta): (&Anchors, Vector),
         lagrange: &mut Scalar,
         compliance: Scalar,
     ) {
         self.position_clamped(
             b1,
             b2,
-            &anchors,
+            anchors,
             delta,
             lagrange,
             compliance,
@@ -655,8 +744,8 @@ impl JointSolve {
     /// be, relative to body 2) to zero with the given compliance.
     pub(crate) fn angle(
         &mut self,
-        b1: &mut RigidBodyQueryItem,
-        b2: &mut RigidBodyQueryItem,
+        b1: &mut JointBody,
+        b2: &mut JointBody,
         rotation: Vector,
         lagrange: &mut Scalar,
         compliance: Scalar,
@@ -669,8 +758,8 @@ impl JointSolve {
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn position_clamped(
         &mut self,
-        b1: &mut RigidBodyQueryItem,
-        b2: &mut RigidBodyQueryItem,
+        b1: &mut JointBody,
+        b2: &mut JointBody,
         anchors: &Anchors,
         delta: Vector,
         lagrange: &mut Scalar,
@@ -683,7 +772,7 @@ impl JointSolve {
         }
         let n = delta / c;
         let w =
-            positional_inverse_mass(b1, anchors.r1, n) + positional_inverse_mass(b2, anchors.r2, n);
+            b1.positional_inverse_mass(anchors.r1, n) + b2.positional_inverse_mass(anchors.r2, n);
         let dl = clamped_update(lagrange, c, w, compliance, self.h, max_lagrange);
         let p = dl * n;
         self.push(b1, b2, anchors, p);
@@ -693,8 +782,8 @@ impl JointSolve {
     /// [`angle`](Self::angle) with the accumulated multiplier clamped to `±max_lagrange`.
     pub(crate) fn angle_clamped(
         &mut self,
-        b1: &mut RigidBodyQueryItem,
-        b2: &mut RigidBodyQueryItem,
+        b1: &mut JointBody,
+        b2: &mut JointBody,
         rotation: Vector,
         lagrange: &mut Scalar,
         compliance: Scalar,
@@ -705,7 +794,7 @@ impl JointSolve {
             return Vector::ZERO;
         }
         let n = rotation / c;
-        let w = angular_inverse_mass(b1, n) + angular_inverse_mass(b2, n);
+        let w = b1.angular_inverse_mass(n) + b2.angular_inverse_mass(n);
         let p = clamped_update(lagrange, c, w, compliance, self.h, max_lagrange) * n;
         self.turn(b1, b2, p);
         p
@@ -716,8 +805,8 @@ impl JointSolve {
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn limit_angle(
         &mut self,
-        b1: &mut RigidBodyQueryItem,
-        b2: &mut RigidBodyQueryItem,
+        b1: &mut JointBody,
+        b2: &mut JointBody,
         axis: Vector,
         a: Vector,
         b: Vector,
@@ -735,17 +824,15 @@ impl JointSolve {
 
     /// Damps relative velocities (once per substep) and adds this pass's force and torque to
     /// `base`, breaking the joint if the force exceeds its break force.
-    pub(crate) fn finish(
-        self,
-        base: &mut JointBase,
-        b1: &mut RigidBodyQueryItem,
-        b2: &mut RigidBodyQueryItem,
-    ) {
+    #[inline(always)]
+    pub(crate) fn finish(self, base: &mut JointBase, b1: &mut JointBody, b2: &mut JointBody) {
         if !base.damped {
             base.damped = true;
-            damp(base, b1, b2, &Anchors::new(base, b1, b2), self.h);
+            if base.linear_damping > 0.0 || base.angular_damping > 0.0 {
+                damp(base, b1, b2, self.h);
+            }
         }
-        base.force += self.force;
+        base.force += Vector::from(self.force);
         base.torque += self.torque;
         if base
             .break_force
@@ -775,19 +862,53 @@ fn clamped_update(
     change
 }
 
-/// The 3×3 generalized inverse mass `w I − [r]× I⁻¹ [r]×` of a body pushed at offset `r`
-/// (locked axes removed; zero for non-dynamic bodies).
-fn point_inverse_mass(body: &RigidBodyQueryItem, r: Vector) -> Matrix3 {
-    if !body.is_dynamic() {
-        return Matrix3::ZERO;
+/// `(K + α̃ I)⁻¹` of a point constraint between two bodies with arms `r1` and `r2` (world
+/// offsets of the anchors from the centres of mass), or `None` if `K + α̃ I` is singular: with
+/// `Kᵢ = wᵢ I − [rᵢ]× Iᵢ⁻¹ [rᵢ]×` (locked axes removed; zero for bodies that cannot move).
+#[inline(never)]
+pub(crate) fn point_inverse(
+    b1: &XBody,
+    b2: &XBody,
+    r1: Vec3A,
+    r2: Vec3A,
+    tilde: Scalar,
+) -> Option<Mat3A> {
+    symmetric_inverse(
+        &(point_mass(b1, r1) + point_mass(b2, r2) + Mat3A::from_diagonal(Vector::splat(tilde))),
+    )
+}
+
+/// The 3×3 generalized inverse mass `w I − [r]× I⁻¹ [r]×` of a body pushed at offset `r`.
+#[inline(always)]
+fn point_mass(body: &XBody, r: Vec3A) -> Mat3A {
+    if !body.dynamic {
+        return Mat3A::ZERO;
     }
-    let skew = Matrix3::from_cols(
-        Vector::new(0.0, r.z, -r.y),
-        Vector::new(-r.z, 0.0, r.x),
-        Vector::new(r.y, -r.x, 0.0),
-    );
-    Matrix3::from_diagonal(body.effective_inverse_mass())
-        - skew * body.effective_world_inv_inertia() * skew
+    // −[r]× A [r]× = ([r]× A) [r]×ᵀ. The columns of [r]× A are uₖ = r × aₖ, and column j of
+    // the product is Σₖ uₖ ([r]×)ⱼₖ, row j of [r]× being (0, −z, y), (z, 0, −x), (−y, x, 0).
+    let a = &body.inverse_inertia;
+    let (u0, u1, u2) = (r.cross(a.x_axis), r.cross(a.y_axis), r.cross(a.z_axis));
+    let w = body.inverse_mass;
+    Mat3A::from_cols(
+        u2 * r.y - u1 * r.z + Vec3A::new(w.x, 0.0, 0.0),
+        u0 * r.z - u2 * r.x + Vec3A::new(0.0, w.y, 0.0),
+        u1 * r.x - u0 * r.y + Vec3A::new(0.0, 0.0, w.z),
+    )
+}
+
+/// The inverse of the symmetric matrix `m` (its cofactor columns over its determinant), or
+/// `None` if the determinant is within `Scalar::EPSILON` of zero or not finite.
+#[inline(always)]
+fn symmetric_inverse(m: &Mat3A) -> Option<Mat3A> {
+    let c0 = m.y_axis.cross(m.z_axis);
+    let c1 = m.z_axis.cross(m.x_axis);
+    let c2 = m.x_axis.cross(m.y_axis);
+    let det = m.x_axis.dot(c0);
+    if det.abs() <= Scalar::EPSILON || !det.is_finite() {
+        return None;
+    }
+    let inv = 1.0 / det;
+    Some(Mat3A::from_cols(c0 * inv, c1 * inv, c2 * inv))
 }
 
 /// `angle` wrapped into `(-π, π]`.
@@ -813,58 +934,42 @@ pub(crate) fn rotation_between(from: Vector, to: Vector) -> Vector {
 
 /// Joint velocity damping (Müller et al. 2020, §3.6): removes the fraction `min(c h, 1)` of the
 /// anchors' relative linear velocity and of the bodies' relative angular velocity.
-fn damp(
-    base: &JointBase,
-    b1: &mut RigidBodyQueryItem,
-    b2: &mut RigidBodyQueryItem,
-    anchors: &Anchors,
-    h: Scalar,
-) {
+#[inline(never)]
+fn damp(base: &JointBase, b1: &mut JointBody, b2: &mut JointBody, h: Scalar) {
+    let anchors = Anchors::new(b1, b2);
     if base.linear_damping > 0.0 {
         let dv = (b2.velocity_at(anchors.r2) - b1.velocity_at(anchors.r1))
             * (base.linear_damping * h).min(1.0);
-        velocity_impulse(b1, b2, anchors, dv);
+        velocity_impulse(b1, b2, &anchors, dv);
     }
     if base.angular_damping > 0.0 {
-        let dw = (b2.angular_velocity - b1.angular_velocity) * (base.angular_damping * h).min(1.0);
+        let dw =
+            (b2.angular_velocity() - b1.angular_velocity()) * (base.angular_damping * h).min(1.0);
         let length = dw.length();
         if length > 0.0 {
             let n = dw / length;
-            let w = angular_inverse_mass(b1, n) + angular_inverse_mass(b2, n);
+            let w = b1.angular_inverse_mass(n) + b2.angular_inverse_mass(n);
             if w > 0.0 {
                 let p = n * (length / w);
-                b1.angular_velocity += b1.effective_world_inv_inertia() * p;
-                b2.angular_velocity -= b2.effective_world_inv_inertia() * p;
+                b1.add_angular_velocity_impulse(p);
+                b2.add_angular_velocity_impulse(-p);
             }
         }
     }
 }
 
 /// Reduces the anchors' relative velocity by `dv` with a velocity impulse along `dv`.
-fn velocity_impulse(
-    b1: &mut RigidBodyQueryItem,
-    b2: &mut RigidBodyQueryItem,
-    anchors: &Anchors,
-    dv: Vector,
-) {
+fn velocity_impulse(b1: &mut JointBody, b2: &mut JointBody, anchors: &Anchors, dv: Vector) {
     let length = dv.length();
     if length <= 0.0 {
         return;
     }
     let n = dv / length;
-    let w = positional_inverse_mass(b1, anchors.r1, n) + positional_inverse_mass(b2, anchors.r2, n);
+    let w = b1.positional_inverse_mass(anchors.r1, n) + b2.positional_inverse_mass(anchors.r2, n);
     if w > 0.0 {
         let p = n * (length / w);
-        add_velocity_impulse(b1, p, anchors.r1);
-        add_velocity_impulse(b2, -p, anchors.r2);
-    }
-}
-
-/// Adds a velocity impulse `p` at offset `r` to a dynamic body.
-pub(crate) fn add_velocity_impulse(body: &mut RigidBodyQueryItem, p: Vector, r: Vector) {
-    if body.is_dynamic() {
-        body.linear_velocity += body.effective_inverse_mass() * p;
-        body.angular_velocity += body.effective_world_inv_inertia() * r.cross(p);
+        b1.add_velocity_impulse(p, anchors.r1);
+        b2.add_velocity_impulse(-p, anchors.r2);
     }
 }
 

@@ -3,9 +3,10 @@
 use bevy::ecs::reflect::ReflectMapEntities;
 use bevy::prelude::*;
 
+use super::prepared::{JointList, XpbdJoint, XpbdJoints, solve_alone};
 use super::{
-    Anchors, JointBase, JointMotor, JointSolve, MotorTarget, check_axis, check_limits, check_motor,
-    clamp_range, impl_joint,
+    Anchors, JointBase, JointBody, JointCache, JointMotor, JointSolve, MotorTarget, Substep,
+    check_axis, check_limits, check_motor, clamp_range, impl_joint,
 };
 use crate::math::{Quaternion, Scalar, Vector, rotation_vector};
 use crate::solver::RigidBodyQueryItem;
@@ -122,37 +123,74 @@ impl XpbdConstraint<2> for PrismaticJoint {
         self.motor_lagrange = 0.0;
     }
 
-    fn solve(&mut self, [b1, b2]: [&mut RigidBodyQueryItem; 2], dt: Scalar) {
+    fn solve(&mut self, bodies: [&mut RigidBodyQueryItem; 2], dt: Scalar) {
+        solve_alone(self, bodies, dt);
+    }
+}
+
+impl XpbdJoint for PrismaticJoint {
+    fn store(&self, component: &mut Self) {
+        component.base.store(&self.base);
+        component.relative_rotation = component.relative_rotation.or(self.relative_rotation);
+        component.position = self.position;
+        component.perpendicular_lagrange = self.perpendicular_lagrange;
+        component.angle_lagrange = self.angle_lagrange;
+        component.limit_lagrange = self.limit_lagrange;
+        component.motor_lagrange = self.motor_lagrange;
+    }
+
+    fn list(joints: &mut XpbdJoints) -> &mut JointList<Self> {
+        &mut joints.prismatic
+    }
+
+    fn prepare(&mut self, b1: &RigidBodyQueryItem, b2: &RigidBodyQueryItem) {
+        if !self.base.is_broken() {
+            self.relative_rotation
+                .get_or_insert(b1.start_rotation.inverse() * b2.start_rotation);
+        }
+    }
+
+    fn solve_pass(
+        &mut self,
+        [mut b1, mut b2]: [JointBody; 2],
+        step: Substep,
+        cache: &mut JointCache,
+    ) {
         if self.base.is_broken() {
             return;
         }
-        let mut solve = JointSolve::new(dt);
+        let dt = step.h;
+        let mut solve = JointSolve::new(step, cache);
         let compliance = self.base.compliance;
-        let relative = *self
-            .relative_rotation
-            .get_or_insert(b1.start_rotation.inverse() * b2.start_rotation);
-        let error = rotation_vector((b1.rotation * relative) * b2.rotation.inverse());
-        solve.orientation(b1, b2, error, &mut self.angle_lagrange, compliance);
-        let axis = b1.rotation * self.free_axis;
-        let anchors = Anchors::new(&self.base, b1, b2);
+        let relative = self.relative_rotation.unwrap_or_default();
+        let error = rotation_vector((b1.rotation() * relative) * b2.rotation().inverse());
+        solve.orientation(
+            &mut b1,
+            &mut b2,
+            error,
+            &mut self.angle_lagrange,
+            compliance,
+        );
+        let axis = b1.rotation() * self.free_axis;
+        let anchors = Anchors::new(&b1, &b2);
         let offset = anchors.p1 - anchors.p2;
         let sideways = offset - axis * offset.dot(axis);
         solve.position(
-            b1,
-            b2,
-            (anchors, sideways),
+            &mut b1,
+            &mut b2,
+            (&anchors, sideways),
             &mut self.perpendicular_lagrange,
             compliance,
         );
 
-        let axis = b1.rotation * self.free_axis;
-        let anchors = Anchors::new(&self.base, b1, b2);
+        let axis = b1.rotation() * self.free_axis;
+        let anchors = Anchors::new(&b1, &b2);
         self.position = (anchors.p2 - anchors.p1).dot(axis);
         if let Some((min, max)) = self.limits {
             let excess = (clamp_range(self.position, min, max) - self.position) * axis;
             solve.position_clamped(
-                b1,
-                b2,
+                &mut b1,
+                &mut b2,
                 &anchors,
                 excess,
                 &mut self.limit_lagrange,
@@ -161,18 +199,16 @@ impl XpbdConstraint<2> for PrismaticJoint {
             );
         }
         if let Some(motor) = self.motor {
-            let anchors = Anchors::new(&self.base, b1, b2);
+            let anchors = Anchors::new(&b1, &b2);
             let position = (anchors.p2 - anchors.p1).dot(axis);
             let (excess, compliance) = match motor.target {
                 MotorTarget::Position { target, compliance } => (position - target, compliance),
                 MotorTarget::Velocity(speed) => {
                     // Slid so far this substep, against what the target speed asks for.
-                    let anchor = |b: &RigidBodyQueryItem, local: Vector| {
-                        b.pre_xpbd_center + b.pre_xpbd_rotation * (local - b.center_of_mass)
-                    };
-                    let before = (anchor(b2, self.base.local_anchor2)
-                        - anchor(b1, self.base.local_anchor1))
-                    .dot(b1.pre_xpbd_rotation * self.free_axis);
+                    let anchor =
+                        |b: &JointBody| b.pre_xpbd_center() + b.pre_xpbd_rotation() * b.arm();
+                    let before =
+                        (anchor(&b2) - anchor(&b1)).dot(b1.pre_xpbd_rotation() * self.free_axis);
                     let speed_now =
                         (b2.velocity_at(anchors.r2) - b1.velocity_at(anchors.r1)).dot(axis);
                     (position - before - (speed - speed_now) * dt, 0.0)
@@ -180,8 +216,8 @@ impl XpbdConstraint<2> for PrismaticJoint {
             };
             let max = motor.max_force * dt * dt;
             solve.position_clamped(
-                b1,
-                b2,
+                &mut b1,
+                &mut b2,
                 &anchors,
                 -excess * axis,
                 &mut self.motor_lagrange,
@@ -189,6 +225,6 @@ impl XpbdConstraint<2> for PrismaticJoint {
                 max,
             );
         }
-        solve.finish(&mut self.base, b1, b2);
+        solve.finish(&mut self.base, &mut b1, &mut b2);
     }
 }

@@ -3,9 +3,10 @@
 use bevy::ecs::reflect::ReflectMapEntities;
 use bevy::prelude::*;
 
+use super::prepared::{JointList, XpbdJoint, XpbdJoints, solve_alone};
 use super::{
-    Anchors, JointBase, JointMotor, JointSolve, MotorTarget, check_axis, check_limits, check_motor,
-    impl_joint, rotation_between, signed_angle, wrap_angle,
+    JointBase, JointBody, JointCache, JointMotor, JointSolve, MotorTarget, Substep, check_axis,
+    check_limits, check_motor, impl_joint, rotation_between, signed_angle, wrap_angle,
 };
 use crate::math::{Scalar, Vector};
 use crate::solver::RigidBodyQueryItem;
@@ -121,24 +122,55 @@ impl XpbdConstraint<2> for RevoluteJoint {
         self.motor_lagrange = 0.0;
     }
 
-    fn solve(&mut self, [b1, b2]: [&mut RigidBodyQueryItem; 2], dt: Scalar) {
+    fn solve(&mut self, bodies: [&mut RigidBodyQueryItem; 2], dt: Scalar) {
+        solve_alone(self, bodies, dt);
+    }
+}
+
+impl XpbdJoint for RevoluteJoint {
+    fn store(&self, component: &mut Self) {
+        component.base.store(&self.base);
+        component.angle = self.angle;
+        component.position_lagrange = self.position_lagrange;
+        component.align_lagrange = self.align_lagrange;
+        component.limit_lagrange = self.limit_lagrange;
+        component.motor_lagrange = self.motor_lagrange;
+    }
+
+    fn list(joints: &mut XpbdJoints) -> &mut JointList<Self> {
+        &mut joints.revolute
+    }
+
+    fn solve_pass(
+        &mut self,
+        [mut b1, mut b2]: [JointBody; 2],
+        step: Substep,
+        cache: &mut JointCache,
+    ) {
         if self.base.is_broken() {
             return;
         }
-        let mut solve = JointSolve::new(dt);
+        let dt = step.h;
+        let mut solve = JointSolve::new(step, cache);
         let compliance = self.base.compliance;
         let axis = self.aligned_axis;
-        let misalignment = rotation_between(b2.rotation * axis, b1.rotation * axis);
-        solve.angle(b1, b2, misalignment, &mut self.align_lagrange, compliance);
+        let misalignment = rotation_between(b2.rotation() * axis, b1.rotation() * axis);
+        solve.angle(
+            &mut b1,
+            &mut b2,
+            misalignment,
+            &mut self.align_lagrange,
+            compliance,
+        );
 
-        let a1 = b1.rotation * self.aligned_axis;
+        let a1 = b1.rotation() * self.aligned_axis;
         let reference = self.aligned_axis.any_orthonormal_vector();
-        let (r1, r2) = (b1.rotation * reference, b2.rotation * reference);
+        let (r1, r2) = (b1.rotation() * reference, b2.rotation() * reference);
         self.angle = signed_angle(r1, r2, a1);
         if let Some(limits) = self.angle_limits {
             solve.limit_angle(
-                b1,
-                b2,
+                &mut b1,
+                &mut b2,
                 a1,
                 r1,
                 r2,
@@ -147,11 +179,10 @@ impl XpbdConstraint<2> for RevoluteJoint {
                 compliance,
             );
         }
-        let anchors = Anchors::coincide(&self.base, b1, b2);
-        solve.point(b1, b2, anchors, &mut self.position_lagrange, compliance);
+        solve.point(&mut b1, &mut b2, &mut self.position_lagrange, compliance);
         // The motor goes last, so no other part of this pass turns the hinge after it.
-        let a1 = b1.rotation * self.aligned_axis;
-        self.angle = signed_angle(b1.rotation * reference, b2.rotation * reference, a1);
+        let a1 = b1.rotation() * self.aligned_axis;
+        self.angle = signed_angle(b1.rotation() * reference, b2.rotation() * reference, a1);
         if let Some(motor) = self.motor {
             let (excess, compliance) = match motor.target {
                 MotorTarget::Position { target, compliance } => {
@@ -160,12 +191,15 @@ impl XpbdConstraint<2> for RevoluteJoint {
                 MotorTarget::Velocity(speed) => {
                     // Turned so far this substep, against what the target speed asks for.
                     let before = (
-                        b1.pre_xpbd_rotation * reference,
-                        b2.pre_xpbd_rotation * reference,
+                        b1.pre_xpbd_rotation() * reference,
+                        b2.pre_xpbd_rotation() * reference,
                     );
-                    let angle_before =
-                        signed_angle(before.0, before.1, b1.pre_xpbd_rotation * self.aligned_axis);
-                    let speed_now = (b2.angular_velocity - b1.angular_velocity).dot(a1);
+                    let angle_before = signed_angle(
+                        before.0,
+                        before.1,
+                        b1.pre_xpbd_rotation() * self.aligned_axis,
+                    );
+                    let speed_now = (b2.angular_velocity() - b1.angular_velocity()).dot(a1);
                     (
                         wrap_angle(self.angle - angle_before) - (speed - speed_now) * dt,
                         0.0,
@@ -174,8 +208,8 @@ impl XpbdConstraint<2> for RevoluteJoint {
             };
             let max = motor.max_force * dt * dt;
             solve.angle_clamped(
-                b1,
-                b2,
+                &mut b1,
+                &mut b2,
                 -excess * a1,
                 &mut self.motor_lagrange,
                 compliance,
@@ -183,6 +217,6 @@ impl XpbdConstraint<2> for RevoluteJoint {
             );
         }
 
-        solve.finish(&mut self.base, b1, b2);
+        solve.finish(&mut self.base, &mut b1, &mut b2);
     }
 }

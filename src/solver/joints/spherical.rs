@@ -3,7 +3,11 @@
 use bevy::ecs::reflect::ReflectMapEntities;
 use bevy::prelude::*;
 
-use super::{Anchors, JointBase, JointSolve, check_axis, check_limits, impl_joint};
+use super::point::PointRow;
+use super::prepared::{JointList, XpbdJoint, XpbdJoints, solve_alone};
+use super::{
+    JointBase, JointBody, JointCache, JointSolve, Substep, check_axis, check_limits, impl_joint,
+};
 use crate::math::{Scalar, Vector};
 use crate::solver::RigidBodyQueryItem;
 use crate::solver::xpbd::XpbdConstraint;
@@ -160,14 +164,65 @@ impl XpbdConstraint<2> for SphericalJoint {
         self.twist_lagrange = 0.0;
     }
 
-    fn solve(&mut self, [b1, b2]: [&mut RigidBodyQueryItem; 2], dt: Scalar) {
+    fn solve(&mut self, bodies: [&mut RigidBodyQueryItem; 2], dt: Scalar) {
+        solve_alone(self, bodies, dt);
+    }
+}
+
+impl XpbdJoint for SphericalJoint {
+    #[inline(always)]
+    fn solve_pass(
+        &mut self,
+        [mut b1, mut b2]: [JointBody; 2],
+        step: Substep,
+        cache: &mut JointCache,
+    ) {
         if self.base.is_broken() {
             return;
         }
-        let mut solve = JointSolve::new(dt);
+        let mut solve = JointSolve::new(step, cache);
         let compliance = self.base.compliance;
-        let a1 = b1.rotation * self.swing_axis;
-        let a2 = b2.rotation * self.swing_axis;
+        if self.swing_limits.is_some() || self.twist_limits.is_some() {
+            self.solve_limits(&mut solve, &mut b1, &mut b2);
+        }
+        solve.point(&mut b1, &mut b2, &mut self.position_lagrange, compliance);
+        solve.finish(&mut self.base, &mut b1, &mut b2);
+    }
+
+    fn store(&self, component: &mut Self) {
+        component.base.store(&self.base);
+        component.position_lagrange = self.position_lagrange;
+        component.swing_lagrange = self.swing_lagrange;
+        component.twist_lagrange = self.twist_lagrange;
+    }
+
+    fn list(joints: &mut XpbdJoints) -> &mut JointList<Self> {
+        &mut joints.spherical
+    }
+
+    const POINT_ROWS: bool = true;
+
+    fn point_only(&self) -> bool {
+        self.swing_limits.is_none()
+            && self.twist_limits.is_none()
+            && self.base.linear_damping == 0.0
+            && self.base.angular_damping == 0.0
+    }
+
+    fn absorb_point(&mut self, row: &PointRow) {
+        // What a substep of `solve_pass` leaves behind.
+        self.clear_lagrange_multipliers();
+        self.position_lagrange = row.lagrange();
+        self.base.absorb_point(row);
+    }
+}
+
+impl SphericalJoint {
+    /// The swing and twist limits of one pass.
+    fn solve_limits(&mut self, solve: &mut JointSolve, b1: &mut JointBody, b2: &mut JointBody) {
+        let compliance = self.base.compliance;
+        let a1 = b1.rotation() * self.swing_axis;
+        let a2 = b2.rotation() * self.swing_axis;
         if let Some(limits) = self.swing_limits
             && let Some(normal) = a1.cross(a2).try_normalize()
         {
@@ -185,8 +240,8 @@ impl XpbdConstraint<2> for SphericalJoint {
         if let Some(limits) = self.twist_limits
             && let Some(normal) = (a1 + a2).try_normalize()
         {
-            let t1 = perpendicular(b1.rotation * self.twist_axis, normal);
-            let t2 = perpendicular(b2.rotation * self.twist_axis, normal);
+            let t1 = perpendicular(b1.rotation() * self.twist_axis, normal);
+            let t2 = perpendicular(b2.rotation() * self.twist_axis, normal);
             solve.limit_angle(
                 b1,
                 b2,
@@ -198,8 +253,5 @@ impl XpbdConstraint<2> for SphericalJoint {
                 compliance,
             );
         }
-        let anchors = Anchors::coincide(&self.base, b1, b2);
-        solve.point(b1, b2, anchors, &mut self.position_lagrange, compliance);
-        solve.finish(&mut self.base, b1, b2);
     }
 }

@@ -241,6 +241,7 @@ pub fn solve_velocity_constraint<C, const ENTITY_COUNT: usize>(
             &mut solver,
             &participants,
             &mut cache.warned,
+            false,
         ) else {
             continue;
         };

@@ -62,6 +62,7 @@ pub trait XpbdConstraint<const ENTITY_COUNT: usize>: MapEntities {
     }
 }
 
+#[inline]
 pub(crate) fn lagrange_update(
     lagrange: Scalar,
     c: Scalar,
@@ -133,6 +134,7 @@ pub trait AngularConstraint {
 }
 
 /// `1/m + (r × n)ᵀ I⁻¹ (r × n)` at the current rotation, 0 for non-dynamic bodies.
+#[inline]
 pub(crate) fn positional_inverse_mass(body: &RigidBodyQueryItem, r: Vector, n: Vector) -> Scalar {
     if !body.is_dynamic() {
         return 0.0;
@@ -142,6 +144,7 @@ pub(crate) fn positional_inverse_mass(body: &RigidBodyQueryItem, r: Vector, n: V
 }
 
 /// `nᵀ I⁻¹ n` at the current rotation, 0 for non-dynamic bodies.
+#[inline]
 pub(crate) fn angular_inverse_mass(body: &RigidBodyQueryItem, n: Vector) -> Scalar {
     if !body.is_dynamic() {
         return 0.0;
@@ -150,6 +153,7 @@ pub(crate) fn angular_inverse_mass(body: &RigidBodyQueryItem, n: Vector) -> Scal
 }
 
 /// Moves a dynamic body by the position impulse `p` at offset `r`.
+#[inline]
 pub(crate) fn apply_position_impulse(body: &mut RigidBodyQueryItem, p: Vector, r: Vector) {
     if !body.is_dynamic() {
         return;
@@ -160,6 +164,7 @@ pub(crate) fn apply_position_impulse(body: &mut RigidBodyQueryItem, p: Vector, r
 }
 
 /// Turns a dynamic body by the angular position impulse `p`.
+#[inline]
 pub(crate) fn apply_angular_impulse(body: &mut RigidBodyQueryItem, p: Vector) {
     if !body.is_dynamic() {
         return;
@@ -269,6 +274,7 @@ where
                     solver,
                     &self.participants,
                     &mut cache.warned,
+                    true,
                 );
                 cache.entries.push((entity, slots));
             }
@@ -312,6 +318,14 @@ where
             }
         }
     }
+
+    /// One substep: [`prepare`](Self::prepare), then `passes` calls of [`solve`](Self::solve).
+    pub fn run(&mut self, solver: &mut SolverBodies, step: u64, dt: Scalar, passes: u32) {
+        self.prepare(solver, step);
+        for _ in 0..passes {
+            self.solve(solver, dt);
+        }
+    }
 }
 
 /// Solves every constraint of type `C` once per substep.
@@ -331,10 +345,12 @@ pub fn solve_constraint<C, const ENTITY_COUNT: usize>(
 ) where
     C: XpbdConstraint<ENTITY_COUNT> + Component<Mutability = Mutable>,
 {
-    constraints.prepare(&mut solver, time.step_count);
-    for _ in 0..iterations.0.max(1) {
-        constraints.solve(&mut solver, time.substep_delta);
-    }
+    constraints.run(
+        &mut solver,
+        time.step_count,
+        time.substep_delta,
+        iterations.0.max(1),
+    );
 }
 
 /// How many Gauss–Seidel passes over the XPBD constraints (joints and user constraints) each
@@ -369,62 +385,75 @@ impl crate::validation::Validate for XpbdIterations {
     }
 }
 
-/// Finds (or creates) the dense slot of each body a constraint names.
+/// Finds (or creates) the dense slot of each body a constraint names. With
+/// `refresh_inertia` (user constraints, which read the bodies' world inverse inertia through
+/// [`RigidBodyQueryItem`]), the bodies' world inverse inertia is kept up to date every
+/// substep; the built-in joints compute their own, and velocity rows keep the step's.
 pub(crate) fn resolve<const N: usize>(
     constraint: Entity,
     entities: [Entity; N],
     solver: &mut SolverBodies,
     participants: &Query<ParticipantData>,
     warned: &mut EntityHashSet,
+    refresh_inertia: bool,
 ) -> Option<[usize; N]> {
     let mut warn_once = |message: String| {
         if warned.insert(constraint) {
             warn!("constraint {constraint}: {message}; it is skipped");
         }
     };
+    // Each body's slot, looked up once (`None`: not in the step yet).
+    let mut found = [None; N];
     for (i, a) in entities.iter().enumerate() {
         if entities[..i].contains(a) {
             warn_once(format!("names entity {a} twice"));
             return None;
         }
-        if solver.slot(*a).is_none() && participants.get(*a).is_err() {
+        found[i] = solver.slot(*a);
+        if found[i].is_none() && participants.get(*a).is_err() {
             warn_once(format!(
                 "entity {a} is not a rigid body (despawned, or no RigidBody)"
             ));
             return None;
         }
     }
-    warned.remove(&constraint);
+    if !warned.is_empty() {
+        warned.remove(&constraint);
+    }
     for pair in entities.windows(2) {
         solver.links.push((pair[0], pair[1]));
     }
-    let awake = entities.iter().any(|&e| {
-        solver.slot(e).is_some_and(|s| {
-            solver.bodies[s].inverse_mass > 0.0 || solver.bodies[s].rb.is_kinematic()
-        })
+    let awake = found.iter().flatten().any(|&s| {
+        let body = &solver.bodies[s];
+        body.inverse_mass > 0.0 || body.rb.is_kinematic()
     });
     if !awake {
         return None;
     }
-    let slots = entities.map(|e| match solver.slot(e) {
-        Some(slot) => slot,
-        None => {
-            let (rb, position, rotation, mass, locked, sleeping, forces) =
-                participants.get(e).expect("checked above");
-            if rb.is_dynamic() && sleeping {
-                let locked = locked.copied().unwrap_or_default();
-                let body = RigidBodyQueryItem::dynamic(e, position.0, rotation.0, mass, locked);
-                solver.push_woken(body, forces)
-            } else {
-                let com = mass.local_center_of_mass;
-                solver.push(RigidBodyQueryItem::fixed(
-                    e, *rb, position.0, rotation.0, com,
-                ))
+    let mut slots = [0; N];
+    for (i, &e) in entities.iter().enumerate() {
+        slots[i] = match found[i] {
+            Some(slot) => slot,
+            None => {
+                let (rb, position, rotation, mass, locked, sleeping, forces) =
+                    participants.get(e).expect("checked above");
+                if rb.is_dynamic() && sleeping {
+                    let locked = locked.copied().unwrap_or_default();
+                    let body = RigidBodyQueryItem::dynamic(e, position.0, rotation.0, mass, locked);
+                    solver.push_woken(body, forces)
+                } else {
+                    let com = mass.local_center_of_mass;
+                    solver.push(RigidBodyQueryItem::fixed(
+                        e, *rb, position.0, rotation.0, com,
+                    ))
+                }
             }
+        };
+    }
+    if refresh_inertia {
+        for &slot in &slots {
+            solver.bodies[slot].constrained = true;
         }
-    });
-    for &slot in &slots {
-        solver.bodies[slot].constrained = true;
     }
     Some(slots)
 }

@@ -20,8 +20,31 @@
 //! and body `i` moves by `Δxᵢ = Δλ wᵢ ∇Cᵢ`. For a rigid body hit at offset `r` from its centre of
 //! mass along unit direction `n`, the generalized inverse mass is
 //! `w = 1/m + (r × n)ᵀ I⁻¹ (r × n)`; for a rotation about unit axis `n` it is `w = nᵀ I⁻¹ n`.
-//! Rotations are applied as `q ← q + ½ (Δθ, 0) q`, renormalised. The force a constraint applies
-//! during a substep is `λ n / h²`.
+//! Rotations are applied as `q ← q + ½ (Δθ, 0) q`; the many small corrections of one substep
+//! leave the rotation unnormalised (the error is second order in the angle), and the velocity
+//! projection renormalises each body once per substep. The force a constraint applies during a
+//! substep is `λ n / h²`.
+//!
+//! ## How constraints are run
+//!
+//! The built-in joints are prepared into dense lists once per step and solved on compact body
+//! records (see [`joints`](crate::solver::joints)); they run first, in
+//! [`SubstepSolverSet::SolveXpbdConstraints`], and write the bodies' poses back before the user
+//! constraints run.
+//!
+//! A user constraint type is run by its own [`solve_constraint::<C, N>`] system in
+//! [`SubstepSolverSet::SolveUserConstraints`], on [`RigidBodyQueryItem`] views of the dense
+//! solver bodies. The constraints' entities are resolved to solver slots once per step, on the
+//! first substep (a sleeping body a constraint wakes is caught up through the substeps
+//! already run). Each substep then walks the constraints' query once per pass, zipped with the
+//! resolved slots: the first pass clears each constraint's multipliers just before solving it
+//! and checks, constraint by constraint, that the query still visits them in the resolved
+//! order; if constraints were added or removed since (by a user system in the substep
+//! schedule), they are resolved again and the pass goes on where it was. Nothing else of the
+//! ECS is touched, and nothing allocates once the buffers have grown.
+//!
+//! [`SubstepSolverSet::SolveXpbdConstraints`]: crate::SubstepSolverSet::SolveXpbdConstraints
+//! [`SubstepSolverSet::SolveUserConstraints`]: crate::SubstepSolverSet::SolveUserConstraints
 //!
 //! ## Conventions
 //!
@@ -84,10 +107,7 @@ pub use constraint::{
     AngularConstraint, ConstraintDisabled, ConstraintSlots, ConstraintSolver, PositionConstraint,
     XpbdConstraint, XpbdIterations, solve_constraint,
 };
-pub(crate) use constraint::{
-    ParticipantData, angular_inverse_mass, apply_angular_impulse, apply_position_impulse,
-    lagrange_update, positional_inverse_mass, resolve,
-};
+pub(crate) use constraint::{ParticipantData, lagrange_update, resolve};
 pub(crate) use projection::project_velocities;
 
 pub use super::RigidBodyQueryItem;

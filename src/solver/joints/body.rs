@@ -1,0 +1,240 @@
+//! A body as the XPBD joint solve sees it: a compact record of what the position solve reads
+//! and moves, and a view that joins it to the rest of the solver body.
+
+use bevy::math::{Mat3A, Vec3A};
+
+use crate::math::{Matrix3, Quaternion, Scalar, Vector, nudge_rotation};
+use crate::solver::RigidBodyQueryItem;
+
+/// What the joints' position solve reads and moves of one body, packed into two cache lines:
+/// gathered from the solver body at the start of every substep's joint solve and written back
+/// at its end (see the [module docs](super)).
+#[derive(Clone, Copy, Debug)]
+#[repr(C, align(64))]
+pub(crate) struct XBody {
+    /// Centre-of-mass displacement since the start of the step (the solver body's
+    /// `accumulated_translation`).
+    pub(super) translation: Vec3A,
+    /// Centre of mass at the start of the step.
+    pub(super) start: Vec3A,
+    pub(super) rotation: Quaternion,
+    /// Inverse mass per world axis, locked axes removed (0 for bodies that cannot move).
+    pub(super) inverse_mass: Vec3A,
+    /// World inverse inertia at the rotation this substep's joint solve starts from, locked
+    /// axes removed (0 for bodies that cannot move).
+    pub(super) inverse_inertia: Mat3A,
+    pub(super) dynamic: bool,
+}
+
+impl XBody {
+    /// `Some(s)` if `body` is dynamic, its inverse inertia is `s I` and no rotation axis is
+    /// locked: then its world inverse inertia is `s I` at any rotation.
+    pub(crate) fn isotropic_inertia(body: &RigidBodyQueryItem) -> Option<Scalar> {
+        let s = body.local_inverse_inertia.x_axis.x;
+        let free = body.locked_axes.rotation_mask() == Vector::ONE;
+        (body.is_dynamic()
+            && free
+            && body.local_inverse_inertia == Matrix3::from_diagonal(Vector::splat(s)))
+        .then_some(s)
+    }
+
+    /// The joint-solve record of `body`, with its world inverse inertia at its current
+    /// rotation (`isotropic`: see [`isotropic_inertia`](Self::isotropic_inertia)).
+    #[inline]
+    pub(crate) fn gather(body: &RigidBodyQueryItem, isotropic: Option<Scalar>) -> Self {
+        let dynamic = body.is_dynamic();
+        Self {
+            translation: body.accumulated_translation.into(),
+            start: body.start_center.into(),
+            rotation: body.rotation,
+            inverse_mass: if dynamic {
+                body.effective_inverse_mass().into()
+            } else {
+                Vec3A::ZERO
+            },
+            inverse_inertia: match isotropic {
+                Some(s) => Mat3A::from_diagonal(Vector::splat(s)),
+                None if dynamic => body.world_inv_inertia_now().into(),
+                None => Mat3A::ZERO,
+            },
+            dynamic,
+        }
+    }
+
+    /// Current centre of mass (world).
+    #[inline(always)]
+    pub(super) fn center(&self) -> Vec3A {
+        self.start + self.translation
+    }
+
+    /// Moves the body by the position impulse `p` at offset `r` from its centre of mass.
+    #[inline(always)]
+    pub(super) fn apply_position_impulse(&mut self, p: Vec3A, r: Vec3A) {
+        if !self.dynamic {
+            return;
+        }
+        self.translation += self.inverse_mass * p;
+        let dtheta = self.inverse_inertia * r.cross(p);
+        self.rotation = nudge_rotation(self.rotation, dtheta.into());
+    }
+
+    /// Writes the moved pose back into `body` (a body that cannot move is left alone).
+    #[inline]
+    pub(crate) fn scatter(&self, body: &mut RigidBodyQueryItem) {
+        if self.dynamic {
+            body.accumulated_translation = self.translation.into();
+            body.rotation = self.rotation;
+        }
+    }
+}
+
+/// One body of a joint during its solve: the compact pose and mass record, the solver body for
+/// everything else (velocities, the pose before this substep's XPBD sets), and where the
+/// joint's anchor sits on the body.
+///
+/// The pose fields of the solver body are stale while the joint solve runs: the pose is read
+/// through [`rotation`](Self::rotation) and [`center`](Self::center) only.
+pub(crate) struct JointBody<'a> {
+    x: &'a mut XBody,
+    full: &'a mut RigidBodyQueryItem,
+    /// The joint's anchor on this body, relative to its centre of mass, in the body frame.
+    arm: Vec3A,
+}
+
+impl<'a> JointBody<'a> {
+    #[inline]
+    pub(crate) fn new(x: &'a mut XBody, full: &'a mut RigidBodyQueryItem, arm: Vec3A) -> Self {
+        Self { x, full, arm }
+    }
+
+    /// Current rotation.
+    #[inline]
+    pub(crate) fn rotation(&self) -> Quaternion {
+        self.x.rotation
+    }
+
+    /// Current centre of mass (world).
+    #[inline]
+    pub(crate) fn center(&self) -> Vector {
+        self.center_a().into()
+    }
+
+    /// [`center`](Self::center) as a SIMD vector.
+    #[inline(always)]
+    pub(crate) fn center_a(&self) -> Vec3A {
+        self.x.center()
+    }
+
+    /// The joint's anchor on this body, relative to its centre of mass, in the body frame.
+    #[inline]
+    pub(crate) fn arm(&self) -> Vector {
+        self.arm.into()
+    }
+
+    /// The anchor's offset from the centre of mass, in world axes, now.
+    #[inline]
+    pub(crate) fn anchor_offset(&self) -> Vector {
+        self.anchor_offset_a().into()
+    }
+
+    /// [`anchor_offset`](Self::anchor_offset) as a SIMD vector.
+    #[inline(always)]
+    pub(crate) fn anchor_offset_a(&self) -> Vec3A {
+        self.x.rotation * self.arm
+    }
+
+    /// World inverse inertia for this substep (locked axes removed; 0 for bodies that cannot
+    /// move).
+    #[inline]
+    pub(crate) fn inverse_inertia(&self) -> &Mat3A {
+        &self.x.inverse_inertia
+    }
+
+    /// The compact record.
+    #[inline]
+    pub(crate) fn record(&self) -> &XBody {
+        self.x
+    }
+
+    /// Moves the body by the position impulse `p` at offset `r` from its centre of mass.
+    #[inline(always)]
+    pub(crate) fn apply_position_impulse(&mut self, p: Vec3A, r: Vec3A) {
+        self.x.apply_position_impulse(p, r);
+    }
+
+    /// Turns the body by the angular position impulse `p`.
+    #[inline]
+    pub(crate) fn apply_angular_impulse(&mut self, p: Vector) {
+        let x = &mut *self.x;
+        if !x.dynamic {
+            return;
+        }
+        let dtheta = x.inverse_inertia * Vec3A::from(p);
+        x.rotation = nudge_rotation(x.rotation, dtheta.into());
+    }
+
+    /// `1/m + (r × n)ᵀ I⁻¹ (r × n)` for a push along the unit vector `n` at offset `r` (0 for
+    /// bodies that cannot move).
+    #[inline]
+    pub(crate) fn positional_inverse_mass(&self, r: Vector, n: Vector) -> Scalar {
+        if !self.x.dynamic {
+            return 0.0;
+        }
+        let rn = r.cross(n);
+        Vector::from(self.x.inverse_mass).dot(n * n) + rn.dot(self.inertia() * rn)
+    }
+
+    /// `nᵀ I⁻¹ n` for a turn about the unit axis `n` (0 for bodies that cannot move).
+    #[inline]
+    pub(crate) fn angular_inverse_mass(&self, n: Vector) -> Scalar {
+        if !self.x.dynamic {
+            return 0.0;
+        }
+        n.dot(self.inertia() * n)
+    }
+
+    fn inertia(&self) -> Matrix3 {
+        Matrix3::from(self.x.inverse_inertia)
+    }
+
+    /// Angular velocity.
+    #[inline]
+    pub(crate) fn angular_velocity(&self) -> Vector {
+        self.full.angular_velocity
+    }
+
+    /// Velocity of the world point at offset `r` from the centre of mass.
+    #[inline]
+    pub(crate) fn velocity_at(&self, r: Vector) -> Vector {
+        self.full.velocity_at(r)
+    }
+
+    /// Adds the velocity impulse `p` at offset `r` (bodies that cannot move are left alone).
+    #[inline]
+    pub(crate) fn add_velocity_impulse(&mut self, p: Vector, r: Vector) {
+        if self.x.dynamic {
+            self.full.linear_velocity += Vector::from(self.x.inverse_mass) * p;
+            self.full.angular_velocity += self.inertia() * r.cross(p);
+        }
+    }
+
+    /// Adds the angular velocity impulse `p` (bodies that cannot move are left alone).
+    #[inline]
+    pub(crate) fn add_angular_velocity_impulse(&mut self, p: Vector) {
+        if self.x.dynamic {
+            self.full.angular_velocity += self.inertia() * p;
+        }
+    }
+
+    /// Rotation before this substep's XPBD sets.
+    #[inline]
+    pub(crate) fn pre_xpbd_rotation(&self) -> Quaternion {
+        self.full.pre_xpbd_rotation
+    }
+
+    /// Centre of mass before this substep's XPBD sets.
+    #[inline]
+    pub(crate) fn pre_xpbd_center(&self) -> Vector {
+        self.full.pre_xpbd_center
+    }
+}

@@ -1,0 +1,579 @@
+//! The built-in XPBD joints prepared for the substep loop (see the [module docs](super)).
+//!
+//! Once per step, [`prepare_joints`] copies every joint of a type into a dense list with its
+//! bodies' solver slots and their places in the compact body array; every substep,
+//! [`solve_joints`] gathers the compact body records, solves the lists without touching the
+//! ECS, and writes the moved poses back; after the substeps, [`store_joints`] copies what the
+//! solver changed back into the components.
+
+use bevy::ecs::entity::EntityHashSet;
+use bevy::math::Vec3A;
+use bevy::prelude::*;
+
+use super::point::PointRow;
+use super::{
+    DistanceJoint, FixedJoint, Joint, JointBody, JointCache, PrismaticJoint, RevoluteJoint,
+    SphericalJoint, Substep, XBody,
+};
+use crate::math::Scalar;
+use crate::schedule::PhysicsStepTime;
+use crate::solver::xpbd::{ConstraintDisabled, ParticipantData, XpbdIterations, resolve};
+use crate::solver::{RigidBodyQueryItem, SolverBodies};
+
+/// A built-in XPBD joint as the dense substep loop solves it.
+pub(crate) trait XpbdJoint: Joint + Copy + Send + Sync + 'static {
+    /// Readies the joint for a step, with its bodies at their step-start pose: a joint that
+    /// holds the relative pose or distance it started with takes it on its first step.
+    fn prepare(&mut self, b1: &RigidBodyQueryItem, b2: &RigidBodyQueryItem) {
+        let _ = (b1, b2);
+    }
+
+    /// One pass of the joint's solve, with the joint's cache for this substep.
+    fn solve_pass(&mut self, bodies: [JointBody; 2], step: Substep, cache: &mut JointCache);
+
+    /// Copies what the solver changed (force, torque, broken state, readouts, multipliers,
+    /// and the relative pose or rest length taken on the first step) into `component`,
+    /// leaving the settings, which the user may have changed meanwhile, alone.
+    fn store(&self, component: &mut Self);
+
+    /// This joint type's list.
+    fn list(joints: &mut XpbdJoints) -> &mut JointList<Self>;
+
+    /// Whether joints of this type may take the [`PointRow`] fast path.
+    const POINT_ROWS: bool = false;
+
+    /// Whether this joint only joins its anchors (it may take the [`PointRow`] fast path).
+    fn point_only(&self) -> bool {
+        false
+    }
+
+    /// Takes the state its [`PointRow`] solved into.
+    fn absorb_point(&mut self, row: &PointRow) {
+        let _ = row;
+    }
+}
+
+/// [`XpbdConstraint::solve`](crate::solver::xpbd::XpbdConstraint::solve) of a built-in joint
+/// used on its own (not through the engine's prepared lists, say by a user who adds
+/// `solve_constraint::<SphericalJoint, 2>`): one pass, with the 3×3 blocks built afresh.
+pub(crate) fn solve_alone<J: XpbdJoint>(
+    joint: &mut J,
+    [b1, b2]: [&mut RigidBodyQueryItem; 2],
+    dt: Scalar,
+) {
+    joint.prepare(b1, b2);
+    let arms = arms(joint.base(), b1, b2);
+    let gather = |b: &RigidBodyQueryItem| XBody::gather(b, XBody::isotropic_inertia(b));
+    let (mut x1, mut x2) = (gather(b1), gather(b2));
+    joint.solve_pass(
+        [
+            JointBody::new(&mut x1, b1, arms[0]),
+            JointBody::new(&mut x2, b2, arms[1]),
+        ],
+        Substep::new(dt),
+        &mut JointCache::default(),
+    );
+    x1.scatter(b1);
+    x2.scatter(b2);
+}
+
+/// Each anchor relative to its body's centre of mass, in the body frame.
+fn arms(base: &super::JointBase, b1: &RigidBodyQueryItem, b2: &RigidBodyQueryItem) -> [Vec3A; 2] {
+    [
+        (base.local_anchor1 - b1.center_of_mass).into(),
+        (base.local_anchor2 - b2.center_of_mass).into(),
+    ]
+}
+
+/// One joint ready for the substep loop.
+#[derive(Clone, Copy)]
+struct Prepared<J> {
+    /// Its bodies' places in the compact body array.
+    records: [usize; 2],
+    /// Its bodies' solver slots.
+    slots: [usize; 2],
+    /// Each anchor relative to its body's centre of mass, in the body frame.
+    arms: [Vec3A; 2],
+    /// What its solve keeps between the passes of a substep.
+    cache: JointCache,
+    /// The joint entity.
+    entity: Entity,
+    /// A copy of the component, solved in place and stored back after the substeps.
+    joint: J,
+}
+
+/// The prepared joints of one type, in the order of their entity indices.
+pub(crate) struct JointList<J> {
+    entries: Vec<Prepared<J>>,
+    /// For types with [`XpbdJoint::POINT_ROWS`], one per entry: its fast-path state, or a
+    /// placeholder sending it down the general path.
+    rows: Vec<PointRow>,
+    /// The order the passes visit the entries in (see [`JointList::schedule`]).
+    order: Vec<u32>,
+    /// Scratch for [`JointList::schedule`]: each entry's level, then each level's start.
+    levels: Vec<u32>,
+    /// Joints warned about missing or repeated entities.
+    warned: EntityHashSet,
+    /// Scratch: the joint entities by index, when the query does not yield them so.
+    by_index: Vec<Entity>,
+}
+
+impl<J> Default for JointList<J> {
+    fn default() -> Self {
+        Self {
+            entries: Vec::new(),
+            rows: Vec::new(),
+            order: Vec::new(),
+            levels: Vec::new(),
+            warned: EntityHashSet::default(),
+            by_index: Vec::new(),
+        }
+    }
+}
+
+impl<J: XpbdJoint> JointList<J> {
+    /// Adds the joint of `entity` to the list, with its bodies resolved to solver slots and
+    /// compact records, unless it is left out (see [`prepare_joints`]).
+    fn push(
+        &mut self,
+        entity: Entity,
+        joint: &J,
+        records: &mut Records,
+        solver: &mut SolverBodies,
+        participants: &Query<ParticipantData>,
+    ) {
+        let Some(slots) = resolve(
+            entity,
+            joint.entities(),
+            solver,
+            participants,
+            &mut self.warned,
+            false,
+        ) else {
+            return;
+        };
+        let (b1, b2) = (&solver.bodies[slots[0]], &solver.bodies[slots[1]]);
+        let mut joint = *joint;
+        joint.prepare(b1, b2);
+        let entry = Prepared {
+            records: [records.of(slots[0], b1), records.of(slots[1], b2)],
+            slots,
+            arms: arms(joint.base(), b1, b2),
+            cache: JointCache::default(),
+            entity,
+            joint,
+        };
+        if J::POINT_ROWS {
+            self.rows.push(if joint.point_only() {
+                PointRow::new(joint.base(), entry.records, entry.arms)
+            } else {
+                PointRow::general()
+            });
+        }
+        self.entries.push(entry);
+    }
+
+    /// One Gauss–Seidel pass over the list; the first pass of a substep first clears each
+    /// joint's multipliers and cache.
+    #[inline(never)]
+    fn solve(
+        &mut self,
+        records: &mut [XBody],
+        bodies: &mut [RigidBodyQueryItem],
+        step: Substep,
+        first_pass: bool,
+    ) {
+        if self.rows.is_empty() {
+            for &i in &self.order {
+                self.entries[i as usize].solve(records, bodies, step, first_pass);
+            }
+            return;
+        }
+        for &i in &self.order {
+            let row = &mut self.rows[i as usize];
+            if row.general {
+                self.entries[i as usize].solve(records, bodies, step, first_pass);
+            } else {
+                row.solve(records, step, first_pass);
+            }
+        }
+    }
+
+    /// Orders the passes' visits (see [`level_order`]).
+    fn schedule(&mut self, body_levels: &mut Vec<u32>, records: usize) {
+        level_order(
+            self.entries.iter().map(|entry| entry.records),
+            records,
+            body_levels,
+            &mut self.levels,
+            &mut self.order,
+        );
+    }
+}
+
+/// Orders the joints joining the given pairs of bodies (numbered below `bodies`) so that
+/// joints sharing no body follow each other, without changing what a Gauss–Seidel pass
+/// computes: a joint's level is one more than the highest level of the earlier joints it
+/// shares a body with, and the joints are visited level by level, in list order within a
+/// level. Every joint then still meets each of its bodies after exactly the same earlier joints
+/// as in list order, so a pass in this order computes bit for bit what a pass in list order
+/// would; but consecutive joints are independent, and the processor overlaps them instead of
+/// waiting for each joint's result before it starts the next. (A chain has one joint per level
+/// and keeps its order.) `body_levels` and `levels` are scratch; the order goes to `order`.
+fn level_order(
+    pairs: impl Iterator<Item = [usize; 2]>,
+    bodies: usize,
+    body_levels: &mut Vec<u32>,
+    levels: &mut Vec<u32>,
+    order: &mut Vec<u32>,
+) {
+    body_levels.clear();
+    body_levels.resize(bodies, 0);
+    levels.clear();
+    let mut top = 0;
+    for [a, b] in pairs {
+        let level = body_levels[a].max(body_levels[b]);
+        body_levels[a] = level + 1;
+        body_levels[b] = level + 1;
+        levels.push(level);
+        top = top.max(level + 1);
+    }
+    // A counting sort by level, stable within a level.
+    let n = levels.len();
+    levels.resize(n + top as usize + 1, 0);
+    let (levels, starts) = levels.split_at_mut(n);
+    for &level in levels.iter() {
+        starts[level as usize + 1] += 1;
+    }
+    for l in 1..starts.len() {
+        starts[l] += starts[l - 1];
+    }
+    order.clear();
+    order.resize(n, 0);
+    for (i, &level) in levels.iter().enumerate() {
+        let at = &mut starts[level as usize];
+        order[*at as usize] = i as u32;
+        *at += 1;
+    }
+}
+
+impl<J: XpbdJoint> Prepared<J> {
+    /// One pass of the general path; the first pass of a substep first clears the joint's
+    /// multipliers and cache.
+    #[inline(always)]
+    fn solve(
+        &mut self,
+        records: &mut [XBody],
+        bodies: &mut [RigidBodyQueryItem],
+        step: Substep,
+        first_pass: bool,
+    ) {
+        if first_pass {
+            self.joint.clear_lagrange_multipliers();
+            self.cache = JointCache::default();
+        }
+        let (Ok([x1, x2]), Ok([b1, b2])) = (
+            records.get_disjoint_mut(self.records),
+            bodies.get_disjoint_mut(self.slots),
+        ) else {
+            return;
+        };
+        self.joint.solve_pass(
+            [
+                JointBody::new(x1, b1, self.arms[0]),
+                JointBody::new(x2, b2, self.arms[1]),
+            ],
+            step,
+            &mut self.cache,
+        );
+    }
+}
+
+/// The compact records of the bodies the prepared joints act on.
+#[derive(Default)]
+struct Records {
+    records: Vec<XBody>,
+    /// The solver slot of each record.
+    slots: Vec<usize>,
+    /// Per record, `Some(s)` for a dynamic body with the inverse inertia `s I` and no locked
+    /// rotation axis, whose world inverse inertia is `s I` at any rotation.
+    isotropic: Vec<Option<Scalar>>,
+    /// Solver slot → record (`u32::MAX`: none), valid for this step's slots.
+    by_slot: Vec<u32>,
+}
+
+impl Records {
+    /// Forgets the last step's bodies.
+    fn clear(&mut self) {
+        for &slot in &self.slots {
+            self.by_slot[slot] = u32::MAX;
+        }
+        self.slots.clear();
+        self.isotropic.clear();
+    }
+
+    /// The record of solver slot `slot` (body `body`), added if it has none yet.
+    fn of(&mut self, slot: usize, body: &RigidBodyQueryItem) -> usize {
+        if self.by_slot.len() <= slot {
+            self.by_slot.resize(slot + 1, u32::MAX);
+        }
+        if self.by_slot[slot] == u32::MAX {
+            self.by_slot[slot] = self.slots.len() as u32;
+            self.slots.push(slot);
+            self.isotropic.push(XBody::isotropic_inertia(body));
+        }
+        self.by_slot[slot] as usize
+    }
+
+    /// Reads every record from its solver body.
+    #[inline(never)]
+    fn gather(&mut self, bodies: &[RigidBodyQueryItem]) {
+        self.records.clear();
+        self.records.extend(
+            self.slots
+                .iter()
+                .zip(&self.isotropic)
+                .map(|(&slot, &isotropic)| XBody::gather(&bodies[slot], isotropic)),
+        );
+    }
+
+    /// Writes every moved pose back to its solver body.
+    #[inline(never)]
+    fn scatter(&self, bodies: &mut [RigidBodyQueryItem]) {
+        for (record, &slot) in self.records.iter().zip(&self.slots) {
+            record.scatter(&mut bodies[slot]);
+        }
+    }
+}
+
+/// The prepared built-in XPBD joints of the step in progress, by type, and the compact
+/// records of their bodies.
+#[derive(Resource, Default)]
+pub(crate) struct XpbdJoints {
+    records: Records,
+    /// Scratch for [`JointList::schedule`].
+    body_levels: Vec<u32>,
+    pub(super) fixed: JointList<FixedJoint>,
+    pub(super) prismatic: JointList<PrismaticJoint>,
+    pub(super) revolute: JointList<RevoluteJoint>,
+    pub(super) spherical: JointList<SphericalJoint>,
+    pub(super) distance: JointList<DistanceJoint>,
+}
+
+/// Starts a step's joint preparation (before the [`prepare_joints`] of every type).
+pub(crate) fn begin_prepare(mut joints: ResMut<XpbdJoints>) {
+    joints.records.clear();
+}
+
+/// Resolves the bodies of every joint of type `J` to solver slots and copies the joints into
+/// their dense list (once per step, in [`SolverSet::PrepareJoints`](crate::SolverSet)).
+///
+/// Static bodies are brought in with infinite mass, sleeping bodies joined to awake ones are
+/// woken, a joint whose bodies are all static or asleep is left out (keeping its state), and a
+/// joint naming a missing or non-body entity, or the same entity twice, is left out with a
+/// warning naming it.
+pub(crate) fn prepare_joints<J: XpbdJoint>(
+    mut joints: ResMut<XpbdJoints>,
+    mut solver: ResMut<SolverBodies>,
+    components: Query<(Entity, &J), Without<ConstraintDisabled>>,
+    participants: Query<ParticipantData>,
+) {
+    // The records and this type's list, side by side.
+    let mut records = std::mem::take(&mut joints.records);
+    let list = J::list(&mut joints);
+    list.entries.clear();
+    list.rows.clear();
+    // Gauss–Seidel results depend on the order, so joints are visited by entity index, not in
+    // the ECS storage order, which changes whenever a joint entity gains or loses a component
+    // (a joint breaking moves another into its place). The query is walked when it already
+    // yields index order (the usual case), otherwise each joint is looked up.
+    if components.iter().is_sorted_by_key(|(entity, _)| entity.index_u32()) {
+        for (entity, joint) in &components {
+            list.push(entity, joint, &mut records, &mut solver, &participants);
+        }
+    } else {
+        let mut order = std::mem::take(&mut list.by_index);
+        order.clear();
+        order.extend(components.iter().map(|(entity, _)| entity));
+        order.sort_unstable_by_key(|entity| entity.index_u32());
+        for &entity in &order {
+            if let Ok((_, joint)) = components.get(entity) {
+                list.push(entity, joint, &mut records, &mut solver, &participants);
+            }
+        }
+        list.by_index = order;
+    }
+    let mut body_levels = std::mem::take(&mut joints.body_levels);
+    J::list(&mut joints).schedule(&mut body_levels, records.slots.len());
+    joints.body_levels = body_levels;
+    joints.records = records;
+}
+
+/// Solves every prepared joint, one type after another in a fixed order, in
+/// [`XpbdIterations`] passes, on the compact body records.
+pub(crate) fn solve_joints(
+    mut joints: ResMut<XpbdJoints>,
+    mut solver: ResMut<SolverBodies>,
+    time: Res<PhysicsStepTime>,
+    iterations: Res<XpbdIterations>,
+) {
+    let joints = &mut *joints;
+    if joints.records.slots.is_empty() {
+        return;
+    }
+    let bodies = &mut solver.bodies;
+    let step = Substep::new(time.substep_delta);
+    joints.records.gather(bodies);
+    let records = &mut joints.records.records;
+    for pass in 0..iterations.0.max(1) {
+        let first = pass == 0;
+        joints.fixed.solve(records, bodies, step, first);
+        joints.prismatic.solve(records, bodies, step, first);
+        joints.revolute.solve(records, bodies, step, first);
+        joints.spherical.solve(records, bodies, step, first);
+        joints.distance.solve(records, bodies, step, first);
+    }
+    joints.records.scatter(bodies);
+}
+
+/// Copies the solved state of every prepared joint of type `J` back into its component,
+/// without marking it changed (solver bookkeeping is not a change for `Changed<J>`, which is
+/// how the validation stage finds joints the user changed).
+pub(crate) fn store_joints<J: XpbdJoint>(
+    mut joints: ResMut<XpbdJoints>,
+    mut components: Query<(Entity, &mut J), Without<ConstraintDisabled>>,
+) {
+    let list = J::list(&mut joints);
+    // The joints whose state their fast-path rows hold take it first.
+    for (entry, row) in list.entries.iter_mut().zip(&list.rows) {
+        if !row.general {
+            entry.joint.absorb_point(row);
+        }
+    }
+    let mut entries = list.entries.iter();
+    let mut next = entries.next();
+    // The list is usually in the query's order, so one walk finds every component...
+    for (entity, mut component) in &mut components {
+        let Some(entry) = next else {
+            break;
+        };
+        if entry.entity == entity {
+            entry.joint.store(component.bypass_change_detection());
+            next = entries.next();
+        }
+    }
+    // ...unless the query's order is not index order or changed during the step:
+    // the rest are looked up.
+    for entry in next.into_iter().chain(entries) {
+        if let Ok((_, mut component)) = components.get_mut(entry.entity) {
+            entry.joint.store(component.bypass_change_detection());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::level_order;
+
+    fn order(pairs: &[[usize; 2]], bodies: usize) -> Vec<u32> {
+        let (mut body_levels, mut levels, mut order) = (Vec::new(), Vec::new(), Vec::new());
+        level_order(
+            pairs.iter().copied(),
+            bodies,
+            &mut body_levels,
+            &mut levels,
+            &mut order,
+        );
+        order
+    }
+
+    /// Every two joints that share a body are visited in list order (so the result is that
+    /// of list order), and the order is a permutation.
+    fn check(pairs: &[[usize; 2]], order: &[u32]) {
+        let mut position = vec![usize::MAX; pairs.len()];
+        for (k, &i) in order.iter().enumerate() {
+            assert_eq!(position[i as usize], usize::MAX, "joint {i} visited twice");
+            position[i as usize] = k;
+        }
+        assert!(
+            position.iter().all(|&p| p != usize::MAX),
+            "a joint is never visited"
+        );
+        for i in 0..pairs.len() {
+            for j in i + 1..pairs.len() {
+                let shared = pairs[i].iter().any(|b| pairs[j].contains(b));
+                assert!(
+                    !shared || position[i] < position[j],
+                    "joints {i} and {j} share a body but are visited out of list order"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_chain_keeps_its_order() {
+        let pairs: Vec<[usize; 2]> = (0..20).map(|i| [i, i + 1]).collect();
+        let order = order(&pairs, 21);
+        assert_eq!(order, (0..20).collect::<Vec<u32>>());
+    }
+
+    #[test]
+    fn a_grid_is_visited_in_a_valid_order_with_independent_neighbours() {
+        // The joint grid of the benchmarks: each ball joined to its right and lower
+        // neighbours, in row-major order.
+        let n = 12;
+        let mut pairs = Vec::new();
+        for row in 0..n {
+            for column in 0..n {
+                let here = row * n + column;
+                if column + 1 < n {
+                    pairs.push([here, here + 1]);
+                }
+                if row + 1 < n {
+                    pairs.push([here, here + n]);
+                }
+            }
+        }
+        let order = order(&pairs, n * n);
+        check(&pairs, &order);
+        let conflicts = |order: &[u32]| {
+            order
+                .windows(2)
+                .filter(|w| {
+                    let (a, b) = (pairs[w[0] as usize], pairs[w[1] as usize]);
+                    a.iter().any(|x| b.contains(x))
+                })
+                .count()
+        };
+        let list: Vec<u32> = (0..pairs.len() as u32).collect();
+        assert!(conflicts(&list) > pairs.len() / 3);
+        // Within a level no two joints share a body; only where one level ends and the next
+        // begins may two neighbours.
+        assert!(
+            10 * conflicts(&order) < conflicts(&list),
+            "{} of {} neighbours in the order share a body ({} in list order)",
+            conflicts(&order),
+            pairs.len(),
+            conflicts(&list)
+        );
+    }
+
+    #[test]
+    fn random_pairs_are_visited_in_a_valid_order() {
+        // A fixed pseudo-random sequence (xorshift), repeated bodies included.
+        let mut state = 0x2545_f491_u32;
+        let mut next = |m: usize| {
+            state ^= state << 13;
+            state ^= state >> 17;
+            state ^= state << 5;
+            state as usize % m
+        };
+        let pairs: Vec<[usize; 2]> = (0..300)
+            .map(|_| {
+                let a = next(50);
+                [a, (a + 1 + next(49)) % 50]
+            })
+            .collect();
+        check(&pairs, &order(&pairs, 50));
+    }
+}

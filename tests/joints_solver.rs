@@ -1,0 +1,298 @@
+//! How the XPBD solver is organised, seen from outside: joints and user constraints added or
+//! removed in the middle of a step (by a user system in the substep schedule), which the
+//! solver, resolving its dense lists once per step, must notice, solving every remaining
+//! constraint exactly as often as any other substep would and still handing the joints' state
+//! back to their components; and the fast path of plain spherical joints, which must move the
+//! bodies exactly as the general path does.
+
+mod common;
+mod joints_common;
+
+use bevy::ecs::entity::{EntityMapper, MapEntities};
+use bevy::prelude::*;
+use common::*;
+use impetus3d::prelude::*;
+
+/// A user constraint that moves nothing and counts, per substep, the passes it was solved in
+/// since its multipliers were last cleared.
+#[derive(Component)]
+struct Counting {
+    entities: [Entity; 2],
+    /// Passes since the last clear.
+    passes: u32,
+    /// Passes counted at each clear (the last substep's), then this substep's.
+    history: Vec<u32>,
+}
+
+impl XpbdConstraint<2> for Counting {
+    fn entities(&self) -> [Entity; 2] {
+        self.entities
+    }
+    fn clear_lagrange_multipliers(&mut self) {
+        self.history.push(self.passes);
+        self.passes = 0;
+    }
+    fn solve(&mut self, _: [&mut RigidBodyQueryItem; 2], _: f32) {
+        self.passes += 1;
+    }
+}
+
+impl MapEntities for Counting {
+    fn map_entities<M: EntityMapper>(&mut self, mapper: &mut M) {
+        self.entities = self.entities.map(|e| mapper.get_mapped(e));
+    }
+}
+
+/// What [`change_constraints`] does, and when.
+#[derive(Resource)]
+struct Change {
+    step: u64,
+    substep: u32,
+    despawn: Vec<Entity>,
+    spawn: Vec<[Entity; 2]>,
+    spawned: Vec<Entity>,
+}
+
+/// In the chosen substep, despawns and spawns constraints (applied before the user
+/// constraints are solved).
+fn change_constraints(
+    mut commands: Commands,
+    time: Res<PhysicsStepTime>,
+    change: Option<ResMut<Change>>,
+) {
+    let Some(mut change) = change else {
+        return;
+    };
+    if time.step_count != change.step || time.substep != change.substep {
+        return;
+    }
+    for entity in std::mem::take(&mut change.despawn) {
+        commands.entity(entity).despawn();
+    }
+    for bodies in std::mem::take(&mut change.spawn) {
+        let entity = commands
+            .spawn(Counting {
+                entities: bodies,
+                passes: 0,
+                history: Vec::new(),
+            })
+            .id();
+        change.spawned.push(entity);
+    }
+}
+
+fn counting(app: &App, entity: Entity) -> &Counting {
+    app.world().get::<Counting>(entity).unwrap()
+}
+
+fn ball(app: &mut App, x: f32) -> Entity {
+    spawn(
+        app,
+        (
+            RigidBody::Dynamic,
+            Collider::sphere(0.2),
+            CollisionLayers::NONE,
+            GravityScale(0.0),
+            SleepingDisabled,
+            Transform::from_xyz(x, 0.0, 0.0),
+        ),
+    )
+}
+
+#[test]
+fn constraints_added_and_removed_mid_step_are_each_solved_once_per_pass() {
+    let mut app = app();
+    app.add_systems(
+        SubstepSchedule,
+        (
+            change_constraints.in_set(SubstepSolverSet::SolveXpbdConstraints),
+            solve_constraint::<Counting, 2>.in_set(SubstepSolverSet::SolveUserConstraints),
+        ),
+    );
+    let balls: Vec<Entity> = (0..6).map(|i| ball(&mut app, 2.0 * i as f32)).collect();
+    let constraints: Vec<Entity> = (0..5)
+        .map(|i| {
+            spawn(
+                &mut app,
+                Counting {
+                    entities: [balls[i], balls[i + 1]],
+                    passes: 0,
+                    history: Vec::new(),
+                },
+            )
+        })
+        .collect();
+    step(&mut app, 2);
+    // In the third substep of the next step, the second constraint goes (the last one takes
+    // its place in the query's table) and a new one comes.
+    app.insert_resource(Change {
+        step: steps(&app) + 1,
+        substep: 2,
+        despawn: vec![constraints[1]],
+        spawn: vec![[balls[5], balls[0]]],
+        spawned: Vec::new(),
+    });
+    step(&mut app, 1);
+    // One more step closes the last substep's count.
+    step(&mut app, 1);
+
+    let passes = app.world().resource::<XpbdIterations>().0;
+    let substeps = app.world().resource::<SubstepCount>().0 as usize;
+    for &c in constraints.iter().filter(|&&c| c != constraints[1]) {
+        let history = &counting(&app, c).history;
+        // Every substep of the four steps (the first clear counts nothing before it).
+        assert_eq!(history.len(), 4 * substeps, "constraint {c}: {history:?}");
+        assert!(
+            history[1..].iter().all(|&n| n == passes),
+            "constraint {c} was not solved {passes} times in every substep: {history:?}"
+        );
+    }
+    let added = app.world().resource::<Change>().spawned[0];
+    let history = &counting(&app, added).history;
+    // Spawned in the third substep of the third step: its two substeps there, four after.
+    assert_eq!(history.len(), 2 + substeps, "new constraint: {history:?}");
+    assert!(
+        history[1..].iter().all(|&n| n == passes),
+        "the new constraint was not solved {passes} times in every substep: {history:?}"
+    );
+}
+
+/// Three pendulums on spherical joints; in the middle of one step the first joint is
+/// despawned (which moves the last one up in its query's table) and the last bob is kicked.
+/// The kicked pendulum's joint reports that step's pull: its state reached its component
+/// although the joints' query order changed while the step ran.
+#[test]
+fn joint_state_is_stored_after_a_joint_is_despawned_mid_step() {
+    let mut app = app();
+    app.add_systems(
+        SubstepSchedule,
+        despawn_joint_mid_step.in_set(SubstepSolverSet::IntegrateVelocities),
+    );
+    let mut joints = Vec::new();
+    let mut bobs = Vec::new();
+    for i in 0..3 {
+        let x = 3.0 * i as f32;
+        let anchor = spawn(
+            &mut app,
+            (RigidBody::Static, Transform::from_xyz(x, 0.0, 0.0)),
+        );
+        let bob = spawn(
+            &mut app,
+            (
+                RigidBody::Dynamic,
+                Collider::sphere(0.2),
+                CollisionLayers::NONE,
+                SleepingDisabled,
+                Transform::from_xyz(x, -1.0, 0.0),
+            ),
+        );
+        joints.push(spawn(
+            &mut app,
+            SphericalJoint::new(anchor, bob).with_local_anchor_2(Vec3::Y),
+        ));
+        bobs.push(bob);
+    }
+    step(&mut app, 30);
+    let weight = joints_common::mass(&app, bobs[2]) * g();
+    let hanging = app
+        .world()
+        .get::<SphericalJoint>(joints[2])
+        .unwrap()
+        .force();
+    assert!(
+        (hanging.length() - weight).abs() < 0.05 * weight,
+        "{hanging}"
+    );
+
+    app.insert_resource(DespawnAt {
+        step: steps(&app) + 1,
+        joint: joints[0],
+    });
+    set(&mut app, bobs[2], LinearVelocity(Vec3::new(4.0, 0.0, 0.0)));
+    step(&mut app, 1);
+    assert!(app.world().get_entity(joints[0]).is_err());
+    // Swinging at 4 m/s on a 1 m string: the pull is about m (g + v²/r), 2.6 times the weight.
+    let pull = app
+        .world()
+        .get::<SphericalJoint>(joints[2])
+        .unwrap()
+        .force();
+    assert!(
+        pull.length() > 2.0 * weight,
+        "the kicked pendulum's joint reports {pull} (weight {weight}): last step's state"
+    );
+    let other = app
+        .world()
+        .get::<SphericalJoint>(joints[1])
+        .unwrap()
+        .force();
+    assert!((other.length() - weight).abs() < 0.05 * weight, "{other}");
+}
+
+#[derive(Resource)]
+struct DespawnAt {
+    step: u64,
+    joint: Entity,
+}
+
+fn despawn_joint_mid_step(
+    mut commands: Commands,
+    time: Res<PhysicsStepTime>,
+    at: Option<Res<DespawnAt>>,
+) {
+    if let Some(at) = at
+        && time.step_count == at.step
+        && time.substep == 1
+    {
+        commands.entity(at.joint).despawn();
+    }
+}
+
+/// A kicked chain of `links` boxes on spherical joints with anchors off the centre lines (so
+/// the links turn), and where each body is after `steps` steps. With `limited`, every joint
+/// has swing limits of [0, π], which the swing angle can never leave: the limit code measures
+/// and does nothing, but the joints take the general path instead of the fast one.
+fn chain_poses(limited: bool, links: usize, steps: usize) -> Vec<(Vec3, Quat)> {
+    let mut app = app();
+    let mut previous = spawn(&mut app, (RigidBody::Static, Transform::default()));
+    let mut bodies = Vec::new();
+    for i in 0..links {
+        let link = spawn(
+            &mut app,
+            (
+                RigidBody::Dynamic,
+                Collider::cuboid(0.8, 0.3, 0.4),
+                CollisionLayers::NONE,
+                SleepingDisabled,
+                Transform::from_xyz(i as f32 + 1.0, 0.1 * i as f32, 0.0),
+            ),
+        );
+        let mut joint = SphericalJoint::new(previous, link)
+            .with_local_anchor_1(Vec3::new(0.5, 0.05, 0.1))
+            .with_local_anchor_2(Vec3::new(-0.5, -0.05, 0.1));
+        if limited {
+            joint = joint.with_swing_limits(0.0, std::f32::consts::PI);
+        }
+        spawn(&mut app, joint);
+        bodies.push(link);
+        previous = link;
+    }
+    set(&mut app, previous, LinearVelocity(Vec3::new(0.0, 2.0, 3.0)));
+    step(&mut app, steps);
+    bodies
+        .iter()
+        .map(|&b| (position(&app, b), rotation(&app, b)))
+        .collect()
+}
+
+#[test]
+fn plain_spherical_joints_move_bodies_exactly_as_the_general_path_does() {
+    let fast = chain_poses(false, 12, 90);
+    let general = chain_poses(true, 12, 90);
+    // The chain really moved and turned.
+    assert!(
+        fast.iter()
+            .any(|(_, q)| q.angle_between(Quat::IDENTITY) > 0.3)
+    );
+    assert_eq!(fast, general, "the two paths differ");
+}
