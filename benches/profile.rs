@@ -96,7 +96,8 @@ fn state_hash(app: &mut App) -> u64 {
             .chain(v.to_array())
             .chain(w.to_array())
         {
-            for byte in x.to_bits().to_le_bytes() {
+            // `+ 0.0` turns −0 into +0: the sign of a zero velocity is not physics.
+            for byte in (x + 0.0).to_bits().to_le_bytes() {
                 hash = (hash ^ byte as u64).wrapping_mul(0x0100_0000_01b3);
             }
         }
