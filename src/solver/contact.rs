@@ -1,4 +1,5 @@
-//! The soft-step contact solver (Catto, "Solver2D: soft step", 2024; Box2D v3).
+//! The soft-step contact solver (Catto, "Solver2D: soft step", 2024; Box2D v3), solved four
+//! manifolds at a time.
 //!
 //! Once per step, every manifold with an awake dynamic body becomes a contact constraint:
 //! anchors relative to each centre of mass, effective masses, friction, restitution, the
@@ -24,151 +25,244 @@
 //! the combined ones, and a tangent (surface) velocity becomes a target speed per friction
 //! direction, precomputed per step, that the friction rows drive the relative tangential
 //! speed toward instead of zero (as Box2D's `tangentSpeed` does): one subtraction per row.
+//!
+//! ## The wide solver
+//!
+//! The constraints are graph-coloured ([`colouring`](super::colouring)): within a colour no
+//! two constraints move the same dynamic body. Each colour is cut into *blocks* of four
+//! constraints, stored as structure of arrays (one [`Vec3x4`] per vector quantity, one lane per
+//! manifold; each contact point slot of a block is a [`PointBlock`]), and a block is solved
+//! with four-lane arithmetic: its eight bodies' velocities are gathered from the compact body
+//! states ([`BodyState`]) into lanes, every point and the friction patch are solved for all
+//! four manifolds at once, and the dynamic bodies are scattered back. This is Box2D v3's wide
+//! contact solver (`contact_solver.c`; Catto, "SIMD Matters", 2024) in 3D with 4 lanes (SSE2 /
+//! NEON through glam's `Vec4`). A manifold keeps the Gauss–Seidel order of its own points
+//! and friction, and constraints of one colour never share a dynamic body, so a block computes
+//! exactly what solving its four manifolds one after another would; the blocks of a colour
+//! are sorted by point count so their lanes are alike (a lane with fewer points carries
+//! zero-mass padding points, which apply nothing).
+//!
+//! The body velocities the passes work on live in [`SolverBodies::states`] from the warm start
+//! to the end of the relax pass (see [`SolverBodies`]); velocity rows, which run on the full
+//! body items right after each contact pass, make the contact systems copy them back and forth
+//! around themselves.
 
+use bevy::math::BVec4A;
 use bevy::prelude::*;
 use smallvec::SmallVec;
 
-use super::colouring::{BodyState, Colouring, TwoBody};
+use super::colouring::{Colouring, LANES, Shared, Stages, TwoBody};
+use super::rows::VelocityRows;
 use super::softness::SoftCoefficients;
-use super::solver_body::{RigidBodyQueryItem, SolverBodies};
+use super::solver_body::{BodyState, RigidBodyQueryItem, SolverBodies};
+use super::wide::{F4, Vec3x4, select, transpose_in, transpose_out};
 use crate::collision::{ContactGraph, FrictionImpulse};
 use crate::math::{Scalar, Vector, tangent_basis};
 use crate::schedule::PhysicsStepTime;
 use crate::settings::SolverConfig;
 
-/// How an impulse along a fixed direction `d` at anchors `r₁`, `r₂` acts on two bodies,
-/// precomputed once per step (the direction, anchors and step inertia do not change within
-/// it): the speed along `d` is `d·(v₂ − v₁) + (r₂ × d)·ω₂ − (r₁ × d)·ω₁`, and an impulse `λ`
-/// turns the bodies by `∓λ I⁻¹ (r × d)`.
+/// How an impulse along a fixed direction `d` at anchors `r₁`, `r₂` acts on two bodies, for
+/// four manifolds, precomputed once per step (the direction, anchors and step inertia do not
+/// change within it): the speed along `d` is `d·(v₂ − v₁) + (r₂ × d)·ω₂ − (r₁ × d)·ω₁`, and an
+/// impulse `λ` turns the bodies by `∓λ I⁻¹ (r × d)`.
 #[derive(Clone, Copy, Debug, Default)]
 struct Arm {
-    cross1: Vector,
-    cross2: Vector,
-    turn1: Vector,
-    turn2: Vector,
+    cross1: Vec3x4,
+    cross2: Vec3x4,
+    turn1: Vec3x4,
+    turn2: Vec3x4,
     /// `1 / (d·w₁ d + d·w₂ d + (r₁×d)ᵀ I₁⁻¹ (r₁×d) + (r₂×d)ᵀ I₂⁻¹ (r₂×d))`.
-    mass: Scalar,
+    mass: F4,
 }
 
 impl Arm {
-    fn new(
-        body1: &RigidBodyQueryItem,
-        body2: &RigidBodyQueryItem,
-        r1: Vector,
-        r2: Vector,
-        d: Vector,
-    ) -> Self {
-        let (cross1, cross2) = (r1.cross(d), r2.cross(d));
-        let (turn1, turn2) = (
-            body1.step_inverse_inertia * cross1,
-            body2.step_inverse_inertia * cross2,
-        );
-        let k = body1.inverse_mass * (body1.translation_mask * d).dot(d)
-            + body2.inverse_mass * (body2.translation_mask * d).dot(d)
-            + cross1.dot(turn1)
-            + cross2.dot(turn2);
-        Self {
-            cross1,
-            cross2,
-            turn1,
-            turn2,
-            mass: if k > 0.0 { 1.0 / k } else { 0.0 },
-        }
-    }
-
     /// Relative speed along `d` (the linear part is passed in, shared by all arms along `d`).
-    #[inline]
-    fn speed(&self, linear: Scalar, body1: &BodyState, body2: &BodyState) -> Scalar {
-        linear + self.cross2.dot(body2.angular_velocity) - self.cross1.dot(body1.angular_velocity)
+    #[inline(always)]
+    fn speed(&self, linear: F4, bodies: &Bodies) -> F4 {
+        linear + self.cross2.dot(bodies.w2) - self.cross1.dot(bodies.w1)
     }
 
     /// Applies `λ` along `d` to body 2 and `−λ` to body 1; `push` is `d` scaled by each
     /// body's (masked) inverse mass.
-    #[inline]
-    fn apply(
-        &self,
-        push: &[Vector; 2],
-        lambda: Scalar,
-        body1: &mut BodyState,
-        body2: &mut BodyState,
-    ) {
-        body1.linear_velocity -= lambda * push[0];
-        body1.angular_velocity -= lambda * self.turn1;
-        body2.linear_velocity += lambda * push[1];
-        body2.angular_velocity += lambda * self.turn2;
+    #[inline(always)]
+    fn apply(&self, push: &[Vec3x4; 2], lambda: F4, bodies: &mut Bodies) {
+        bodies.v1 -= push[0].scale(lambda);
+        bodies.w1 -= self.turn1.scale(lambda);
+        bodies.v2 += push[1].scale(lambda);
+        bodies.w2 += self.turn2.scale(lambda);
     }
 }
 
-/// `d` scaled by each body's masked inverse mass: the velocity change per unit impulse.
-fn push(body1: &RigidBodyQueryItem, body2: &RigidBodyQueryItem, d: Vector) -> [Vector; 2] {
-    [
-        body1.inverse_mass * body1.translation_mask * d,
-        body2.inverse_mass * body2.translation_mask * d,
-    ]
-}
-
-/// One contact point of a contact constraint.
+/// One contact point slot of a block: the `p`-th point of each of its four manifolds (zero
+/// for a manifold with fewer points: a zero mass applies nothing).
 #[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct ContactConstraintPoint {
+pub(crate) struct PointBlock {
     arm: Arm,
     /// Separation at the step start.
-    separation: Scalar,
-    normal_impulse: Scalar,
-    max_normal_impulse: Scalar,
+    separation: F4,
+    normal_impulse: F4,
+    max_normal_impulse: F4,
     /// Normal speed before the solve, for restitution.
-    relative_velocity: Scalar,
+    relative_velocity: F4,
 }
 
-/// The friction of a whole manifold, applied at the centre of its points.
+/// Four contact manifolds of one colour, in lanes.
 #[derive(Clone, Copy, Debug, Default)]
-struct FrictionPatch {
-    arms: [Arm; 2],
-    push: [[Vector; 2]; 2],
-    /// `I⁻¹ n` of each body, and the effective mass of a twist about the normal.
-    twist: [Vector; 2],
-    twist_mass: Scalar,
-    /// Mean distance of the points from the centre: the twist friction's lever arm.
-    radius: Scalar,
-    tangent_impulse: [Scalar; 2],
-    twist_impulse: Scalar,
-    /// Target relative speed along each tangent: the pair's tangent velocity, or zero.
-    target_speed: [Scalar; 2],
-}
-
-/// A contact manifold prepared for the solver.
-#[derive(Clone, Debug)]
-pub(crate) struct ContactConstraint {
-    b1: u32,
-    b2: u32,
-    normal: Vector,
-    tangents: [Vector; 2],
-    push: [Vector; 2],
-    friction: Scalar,
-    restitution: Scalar,
-    /// Contacts with a static or sleeping body use the stiffer coefficients.
-    against_static: bool,
-    points: SmallVec<[ContactConstraintPoint; 4]>,
-    patch: FrictionPatch,
-    /// Where the impulses go back to: contact pair and manifold index, and the pair-wide
-    /// index of the manifold's first point.
-    pair: u32,
-    manifold: u32,
+pub(crate) struct ContactBlock {
+    body1: [u32; LANES],
+    body2: [u32; LANES],
+    /// Whether each lane's body moves (is dynamic) and must be written back.
+    write1: [bool; LANES],
+    write2: [bool; LANES],
+    /// The block's point slots in [`ContactConstraints::points`].
     first_point: u32,
+    point_count: u32,
+    normal: Vec3x4,
+    push: [Vec3x4; 2],
+    friction: F4,
+    restitution: F4,
+    /// Contacts with a static or sleeping body use the stiffer coefficients.
+    against_static: BVec4A,
+    // The friction patch, at the centre of the points.
+    tangents: [Vec3x4; 2],
+    tangent_arms: [Arm; 2],
+    tangent_push: [[Vec3x4; 2]; 2],
+    /// `I⁻¹ n` of each body, and the effective mass of a twist about the normal.
+    twist: [Vec3x4; 2],
+    twist_mass: F4,
+    /// Mean distance of the points from the centre: the twist friction's lever arm.
+    radius: F4,
+    tangent_impulse: [F4; 2],
+    twist_impulse: F4,
+    /// Target relative speed along each tangent: the pair's tangent velocity, or zero.
+    target_speed: [F4; 2],
 }
 
-impl TwoBody for ContactConstraint {
-    fn bodies(&self) -> (u32, u32) {
-        (self.b1, self.b2)
+/// The four lanes' bodies of a block, gathered from the body states.
+struct Bodies {
+    v1: Vec3x4,
+    w1: Vec3x4,
+    v2: Vec3x4,
+    w2: Vec3x4,
+}
+
+impl Bodies {
+    /// Gathers the velocities of the block's bodies.
+    ///
+    /// # Safety
+    /// No other thread writes these bodies' states now (see [`Shared`]).
+    #[inline(always)]
+    unsafe fn gather(block: &ContactBlock, states: Shared<BodyState>) -> Self {
+        // SAFETY: the caller's contract.
+        let (a, b, c, d, e, f, g, h) = unsafe {
+            (
+                states.get(block.body1[0] as usize),
+                states.get(block.body1[1] as usize),
+                states.get(block.body1[2] as usize),
+                states.get(block.body1[3] as usize),
+                states.get(block.body2[0] as usize),
+                states.get(block.body2[1] as usize),
+                states.get(block.body2[2] as usize),
+                states.get(block.body2[3] as usize),
+            )
+        };
+        Self {
+            v1: transpose_in(
+                a.linear_velocity,
+                b.linear_velocity,
+                c.linear_velocity,
+                d.linear_velocity,
+            ),
+            w1: transpose_in(
+                a.angular_velocity,
+                b.angular_velocity,
+                c.angular_velocity,
+                d.angular_velocity,
+            ),
+            v2: transpose_in(
+                e.linear_velocity,
+                f.linear_velocity,
+                g.linear_velocity,
+                h.linear_velocity,
+            ),
+            w2: transpose_in(
+                e.angular_velocity,
+                f.angular_velocity,
+                g.angular_velocity,
+                h.angular_velocity,
+            ),
+        }
+    }
+
+    /// How far body 2's centre moved relative to body 1's along the normal since the step
+    /// began, and each body's rotation since then.
+    ///
+    /// # Safety
+    /// As for [`Bodies::gather`].
+    #[inline(always)]
+    unsafe fn displacement(
+        block: &ContactBlock,
+        states: Shared<BodyState>,
+    ) -> (F4, Vec3x4, Vec3x4) {
+        // SAFETY: the caller's contract.
+        let (a, b, c, d, e, f, g, h) = unsafe {
+            (
+                states.get(block.body1[0] as usize),
+                states.get(block.body1[1] as usize),
+                states.get(block.body1[2] as usize),
+                states.get(block.body1[3] as usize),
+                states.get(block.body2[0] as usize),
+                states.get(block.body2[1] as usize),
+                states.get(block.body2[2] as usize),
+                states.get(block.body2[3] as usize),
+            )
+        };
+        let moved1 = transpose_in(a.moved, b.moved, c.moved, d.moved);
+        let moved2 = transpose_in(e.moved, f.moved, g.moved, h.moved);
+        let turned1 = transpose_in(a.turned, b.turned, c.turned, d.turned);
+        let turned2 = transpose_in(e.turned, f.turned, g.turned, h.turned);
+        (block.normal.dot(moved2 - moved1), turned1, turned2)
+    }
+
+    /// Writes the velocities of the block's dynamic bodies back.
+    ///
+    /// # Safety
+    /// No other thread reads or writes these dynamic bodies' states now (see [`Shared`]).
+    #[inline(always)]
+    unsafe fn scatter(&self, block: &ContactBlock, states: Shared<BodyState>) {
+        let (v1, w1) = (transpose_out(self.v1), transpose_out(self.w1));
+        let (v2, w2) = (transpose_out(self.v2), transpose_out(self.w2));
+        for lane in 0..LANES {
+            if block.write1[lane] {
+                // SAFETY: the caller's contract.
+                let state = unsafe { states.get_mut(block.body1[lane] as usize) };
+                state.linear_velocity = v1[lane];
+                state.angular_velocity = w1[lane];
+            }
+            if block.write2[lane] {
+                // SAFETY: the caller's contract.
+                let state = unsafe { states.get_mut(block.body2[lane] as usize) };
+                state.linear_velocity = v2[lane];
+                state.angular_velocity = w2[lane];
+            }
+        }
     }
 }
 
-/// Every contact constraint of the step, ordered by colour.
+/// Every contact constraint of the step, in blocks ordered by colour.
 #[derive(Resource, Default)]
 pub(crate) struct ContactConstraints {
-    pub constraints: Vec<ContactConstraint>,
-    colouring: Colouring,
+    /// The manifolds in solver order (colour by colour; each colour sorted by point count).
     manifolds: Vec<ManifoldRef>,
     scratch: Vec<ManifoldRef>,
+    colouring: Colouring,
+    blocks: Vec<ContactBlock>,
+    points: Vec<PointBlock>,
+    /// The manifolds of each block, as a range of `manifolds`.
+    block_manifolds: Vec<(u32, u32)>,
+    stages: Stages,
+    /// Whether any manifold has restitution (else the restitution pass is skipped).
+    any_restitution: bool,
 }
 
 /// Soft coefficients for dynamic-dynamic and dynamic-static contacts.
@@ -188,6 +282,24 @@ impl ContactCoefficients {
             dynamic: SoftCoefficients::new(hertz, damping, h),
             fixed: SoftCoefficients::new(config.static_stiffness_factor * hertz, damping, h),
         }
+    }
+}
+
+/// A manifold that becomes a contact constraint this step.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ManifoldRef {
+    pair: u32,
+    manifold: u32,
+    first_point: u32,
+    /// Enabled points.
+    count: u32,
+    b1: u32,
+    b2: u32,
+}
+
+impl TwoBody for ManifoldRef {
+    fn bodies(&self) -> (u32, u32) {
+        (self.b1, self.b2)
     }
 }
 
@@ -215,11 +327,19 @@ pub(crate) fn prepare_contacts(
         let mut first_point = 0;
         for (manifold_index, manifold) in pair.manifolds.iter().enumerate() {
             let count = manifold.points.len();
-            if pair.modifications.any_enabled(first_point, count) {
+            let enabled = if pair.modifications.has_disabled_points() {
+                (first_point..first_point + count)
+                    .filter(|&i| pair.modifications.point_enabled(i))
+                    .count()
+            } else {
+                count
+            };
+            if enabled > 0 {
                 contacts.manifolds.push(ManifoldRef {
                     pair: pair_index as u32,
                     manifold: manifold_index as u32,
                     first_point: first_point as u32,
+                    count: enabled as u32,
                     b1,
                     b2,
                 });
@@ -233,42 +353,182 @@ pub(crate) fn prepare_contacts(
         bodies.len(),
         |slot| bodies[slot as usize].inverse_mass > 0.0,
     );
+    layout_blocks(contacts);
     // Impulses are stored per step; the solver accumulates per substep.
     let per_substep = 1.0 / time.substeps as Scalar;
-    contacts.constraints.clear();
-    contacts.constraints.extend(
-        contacts
-            .manifolds
+    let mut any_restitution = false;
+    for (block_index, &(start, end)) in contacts.block_manifolds.iter().enumerate() {
+        let block = &mut contacts.blocks[block_index];
+        let points = &mut contacts.points
+            [block.first_point as usize..(block.first_point + block.point_count) as usize];
+        let mut block_bodies = BlockBodies::default();
+        let mut counts = [0; LANES];
+        for (lane, r) in contacts.manifolds[start as usize..end as usize]
             .iter()
-            .map(|r| build_constraint(r, &graph, bodies, per_substep)),
-    );
+            .enumerate()
+        {
+            build_lane(
+                block,
+                points,
+                &mut block_bodies,
+                lane,
+                r,
+                &graph,
+                bodies,
+                per_substep,
+            );
+            counts[lane] = r.count;
+        }
+        finish_block(block, points, &block_bodies, counts);
+        any_restitution |= block.restitution.cmpgt(F4::ZERO).any();
+    }
+    contacts.any_restitution = any_restitution;
 }
 
-/// A manifold that becomes a contact constraint this step.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct ManifoldRef {
-    pair: u32,
-    manifold: u32,
-    first_point: u32,
-    b1: u32,
-    b2: u32,
+/// Sorts each colour by point count and cuts it into blocks of four; the overflow group
+/// becomes one block per constraint (it is solved in order). Blocks and point slots are
+/// reset to empty lanes.
+fn layout_blocks(contacts: &mut ContactConstraints) {
+    let colouring = &contacts.colouring;
+    contacts.blocks.clear();
+    contacts.points.clear();
+    contacts.block_manifolds.clear();
+    contacts.stages.clear();
+    let add_block = |contacts_blocks: &mut Vec<ContactBlock>,
+                     points: &mut Vec<PointBlock>,
+                     block_manifolds: &mut Vec<(u32, u32)>,
+                     refs: &[ManifoldRef],
+                     start: usize| {
+        let point_count = refs.iter().map(|r| r.count).max().unwrap_or(0);
+        contacts_blocks.push(ContactBlock {
+            first_point: points.len() as u32,
+            point_count,
+            ..Default::default()
+        });
+        points.resize(points.len() + point_count as usize, PointBlock::default());
+        block_manifolds.push((start as u32, (start + refs.len()) as u32));
+    };
+    for colour in &colouring.colours {
+        // Alike lanes: most points first. Every key is distinct, so the order is the same on
+        // every run.
+        contacts.manifolds[colour.clone()]
+            .sort_unstable_by_key(|r| (std::cmp::Reverse(r.count), r.pair, r.manifold));
+        let first = contacts.blocks.len() as u32;
+        let mut start = colour.start;
+        while start < colour.end {
+            let end = (start + LANES).min(colour.end);
+            add_block(
+                &mut contacts.blocks,
+                &mut contacts.points,
+                &mut contacts.block_manifolds,
+                &contacts.manifolds[start..end],
+                start,
+            );
+            start = end;
+        }
+        contacts
+            .stages
+            .colours
+            .push(first..contacts.blocks.len() as u32);
+    }
+    let first = contacts.blocks.len() as u32;
+    for index in colouring.overflow.clone() {
+        add_block(
+            &mut contacts.blocks,
+            &mut contacts.points,
+            &mut contacts.block_manifolds,
+            &contacts.manifolds[index..index + 1],
+            index,
+        );
+    }
+    contacts.stages.overflow = first..contacts.blocks.len() as u32;
 }
 
-impl TwoBody for ManifoldRef {
-    fn bodies(&self) -> (u32, u32) {
-        (self.b1, self.b2)
+/// What the arms of a block need of its eight bodies, in lanes: filled lane by lane, then
+/// used by [`finish_block`].
+#[derive(Default)]
+struct BlockBodies {
+    inverse_mass: [F4; 2],
+    translation_mask: [Vec3x4; 2],
+    /// Columns of each body's world inverse inertia at the step's start.
+    inverse_inertia: [[Vec3x4; 3]; 2],
+}
+
+impl BlockBodies {
+    fn set_lane(&mut self, lane: usize, body1: &RigidBodyQueryItem, body2: &RigidBodyQueryItem) {
+        for (i, body) in [body1, body2].into_iter().enumerate() {
+            self.inverse_mass[i][lane] = body.inverse_mass;
+            self.translation_mask[i].set_lane(lane, body.translation_mask);
+            let m = body.step_inverse_inertia;
+            self.inverse_inertia[i][0].set_lane(lane, m.x_axis);
+            self.inverse_inertia[i][1].set_lane(lane, m.y_axis);
+            self.inverse_inertia[i][2].set_lane(lane, m.z_axis);
+        }
+    }
+
+    /// The arm along `d` at the anchors `r1`, `r2`, as [`Arm`] describes it.
+    #[inline(always)]
+    fn arm(&self, r1: Vec3x4, r2: Vec3x4, d: Vec3x4) -> Arm {
+        let (cross1, cross2) = (r1.cross(d), r2.cross(d));
+        let (turn1, turn2) = (
+            mat_vec(&self.inverse_inertia[0], cross1),
+            mat_vec(&self.inverse_inertia[1], cross2),
+        );
+        let k = self.inverse_mass[0] * (self.translation_mask[0] * d).dot(d)
+            + self.inverse_mass[1] * (self.translation_mask[1] * d).dot(d)
+            + cross1.dot(turn1)
+            + cross2.dot(turn2);
+        Arm {
+            cross1,
+            cross2,
+            turn1,
+            turn2,
+            mass: positive_inverse(k),
+        }
+    }
+
+    /// `d` scaled by each body's masked inverse mass: the velocity change per unit impulse.
+    #[inline(always)]
+    fn push(&self, d: Vec3x4) -> [Vec3x4; 2] {
+        [
+            self.translation_mask[0].scale(self.inverse_mass[0]) * d,
+            self.translation_mask[1].scale(self.inverse_mass[1]) * d,
+        ]
     }
 }
 
-fn build_constraint(
+/// `m · v` for a matrix given by its columns, as `Mat3 * Vec3`.
+#[inline(always)]
+fn mat_vec(columns: &[Vec3x4; 3], v: Vec3x4) -> Vec3x4 {
+    columns[0].scale(v.x) + columns[1].scale(v.y) + columns[2].scale(v.z)
+}
+
+/// `1 / k` where `k > 0`, else 0.
+#[inline(always)]
+fn positive_inverse(k: F4) -> F4 {
+    select(k.cmpgt(F4::ZERO), F4::ONE / k, F4::ZERO)
+}
+
+/// Fills lane `lane` of `block` (and its point slots) with the manifold `r`: what needs the
+/// manifold's own data (anchors, separations, warm-start impulses, the friction patch's
+/// centre). The point anchors relative to each centre of mass go into the arms' `cross1` and
+/// `cross2`, the patch centre's into the first tangent arm's, for [`finish_block`] to turn
+/// into arms four lanes at a time.
+#[allow(clippy::too_many_arguments)]
+fn build_lane(
+    block: &mut ContactBlock,
+    points: &mut [PointBlock],
+    block_bodies: &mut BlockBodies,
+    lane: usize,
     r: &ManifoldRef,
     graph: &ContactGraph,
     bodies: &[RigidBodyQueryItem],
     per_substep: Scalar,
-) -> ContactConstraint {
+) {
     let pair = &graph.pairs[r.pair as usize];
     let manifold = &pair.manifolds[r.manifold as usize];
     let (body1, body2) = (&bodies[r.b1 as usize], &bodies[r.b2 as usize]);
+    block_bodies.set_lane(lane, body1, body2);
     let frame1 = manifold
         .subshape_pos1
         .map_or(pair.pose1, |p| pair.pose1 * p);
@@ -281,109 +541,151 @@ fn build_constraint(
         body1.current_center_of_mass(),
         body2.current_center_of_mass(),
     );
-    let mut anchors = SmallVec::<[Vector; 4]>::new();
-    let mut points = SmallVec::new();
+    let mut anchors = SmallVec::<[Vector; 16]>::new();
     let first = r.first_point as usize;
     let enabled = manifold
         .points
         .iter()
         .enumerate()
         .filter(|(i, _)| pair.modifications.point_enabled(first + i));
-    for (_, c) in enabled {
+    for ((_, c), slot) in enabled.zip(points.iter_mut()) {
         let anchor = 0.5 * (frame1 * c.local_p1 + frame2 * c.local_p2);
         let (r1, r2) = (anchor - center1, anchor - center2);
         anchors.push(anchor);
-        points.push(ContactConstraintPoint {
-            arm: Arm::new(body1, body2, r1, r2, normal),
-            separation: c.dist,
-            normal_impulse: c.data * per_substep,
-            max_normal_impulse: 0.0,
-            relative_velocity: normal.dot(body2.velocity_at(r2) - body1.velocity_at(r1)),
-        });
+        slot.arm.cross1.set_lane(lane, r1);
+        slot.arm.cross2.set_lane(lane, r2);
+        slot.separation[lane] = c.dist;
+        slot.normal_impulse[lane] = c.data * per_substep;
+        slot.max_normal_impulse[lane] = 0.0;
+        slot.relative_velocity[lane] = normal.dot(body2.velocity_at(r2) - body1.velocity_at(r1));
     }
-    let mut patch = friction_patch(
-        body1,
-        body2,
-        &anchors,
-        normal,
-        tangents,
-        manifold.data,
-        per_substep,
+    block.body1[lane] = r.b1;
+    block.body2[lane] = r.b2;
+    block.write1[lane] = body1.inverse_mass > 0.0;
+    block.write2[lane] = body2.inverse_mass > 0.0;
+    block.normal.set_lane(lane, normal);
+    block.friction[lane] = pair.friction();
+    block.restitution[lane] = pair.restitution();
+    block.against_static.set(
+        lane,
+        r.b1 == SolverBodies::STATIC as u32 || r.b2 == SolverBodies::STATIC as u32,
     );
+    // The friction patch.
+    let impulse: FrictionImpulse = manifold.data;
+    let center = anchors.iter().sum::<Vector>() / anchors.len() as Scalar;
+    block.tangent_arms[0]
+        .cross1
+        .set_lane(lane, center - body1.current_center_of_mass());
+    block.tangent_arms[0]
+        .cross2
+        .set_lane(lane, center - body2.current_center_of_mass());
     // A conveyor's surface velocity, as a target speed per friction direction.
     let tangent_velocity = pair.tangent_velocity();
-    patch.target_speed = tangents.map(|t| t.dot(tangent_velocity));
-    ContactConstraint {
-        b1: r.b1,
-        b2: r.b2,
-        normal,
-        tangents,
-        push: push(body1, body2, normal),
-        friction: pair.friction(),
-        restitution: pair.restitution(),
-        against_static: r.b1 == SolverBodies::STATIC as u32 || r.b2 == SolverBodies::STATIC as u32,
-        points,
-        patch,
-        pair: r.pair,
-        manifold: r.manifold,
-        first_point: r.first_point,
+    for (t, &tangent) in tangents.iter().enumerate() {
+        block.tangents[t].set_lane(lane, tangent);
+        block.tangent_impulse[t][lane] = impulse.tangent[t] * per_substep;
+        block.target_speed[t][lane] = tangent.dot(tangent_velocity);
     }
+    block.radius[lane] = anchors
+        .iter()
+        .map(|a| (*a - center).length())
+        .sum::<Scalar>()
+        / anchors.len() as Scalar;
+    block.twist_impulse[lane] = impulse.twist * per_substep;
 }
 
-fn friction_patch(
-    body1: &RigidBodyQueryItem,
-    body2: &RigidBodyQueryItem,
-    anchors: &[Vector],
-    normal: Vector,
-    tangents: [Vector; 2],
-    impulse: FrictionImpulse,
-    per_substep: Scalar,
-) -> FrictionPatch {
-    let center = anchors.iter().sum::<Vector>() / anchors.len() as Scalar;
-    let r1 = center - body1.current_center_of_mass();
-    let r2 = center - body2.current_center_of_mass();
-    let twist = [
-        body1.step_inverse_inertia * normal,
-        body2.step_inverse_inertia * normal,
-    ];
-    let k = normal.dot(twist[0]) + normal.dot(twist[1]);
-    FrictionPatch {
-        arms: tangents.map(|t| Arm::new(body1, body2, r1, r2, t)),
-        push: tangents.map(|t| push(body1, body2, t)),
-        twist,
-        twist_mass: if k > 0.0 { 1.0 / k } else { 0.0 },
-        radius: anchors
-            .iter()
-            .map(|a| (*a - center).length())
-            .sum::<Scalar>()
-            / anchors.len() as Scalar,
-        tangent_impulse: impulse.tangent.map(|t| t * per_substep),
-        twist_impulse: impulse.twist * per_substep,
-        target_speed: [0.0; 2],
+/// Computes the arms, pushes and twist of a block whose lanes [`build_lane`] filled, four
+/// lanes at a time. `counts` are the lanes' point counts: the point slots beyond a lane's
+/// count are padding and get a zero mass.
+fn finish_block(
+    block: &mut ContactBlock,
+    points: &mut [PointBlock],
+    bodies: &BlockBodies,
+    counts: [u32; LANES],
+) {
+    let normal = block.normal;
+    for (index, point) in points.iter_mut().enumerate() {
+        let (r1, r2) = (point.arm.cross1, point.arm.cross2);
+        point.arm = bodies.arm(r1, r2, normal);
+        let real = BVec4A::new(
+            counts[0] as usize > index,
+            counts[1] as usize > index,
+            counts[2] as usize > index,
+            counts[3] as usize > index,
+        );
+        point.arm.mass = select(real, point.arm.mass, F4::ZERO);
     }
+    block.push = bodies.push(normal);
+    let (r1, r2) = (block.tangent_arms[0].cross1, block.tangent_arms[0].cross2);
+    for t in 0..2 {
+        block.tangent_arms[t] = bodies.arm(r1, r2, block.tangents[t]);
+        block.tangent_push[t] = bodies.push(block.tangents[t]);
+    }
+    block.twist = [
+        mat_vec(&bodies.inverse_inertia[0], normal),
+        mat_vec(&bodies.inverse_inertia[1], normal),
+    ];
+    block.twist_mass = positive_inverse(normal.dot(block.twist[0]) + normal.dot(block.twist[1]));
+}
+
+/// Whether velocity rows run on the body items right after each contact pass (then the
+/// contact passes hand the velocities back to the items after themselves).
+fn rows_present(rows: &Option<Res<VelocityRows>>) -> bool {
+    rows.as_ref().is_some_and(|r| !r.rows.is_empty())
 }
 
 /// Re-applies the accumulated impulses at the start of each substep.
 pub(crate) fn warm_start(
     mut solver: ResMut<SolverBodies>,
     mut contacts: ResMut<ContactConstraints>,
+    rows: Option<Res<VelocityRows>>,
 ) {
+    if contacts.manifolds.is_empty() {
+        return;
+    }
+    let solver = &mut *solver;
+    solver.load_states();
     let contacts = &mut *contacts;
-    contacts.colouring.for_each(
-        &mut contacts.constraints,
-        &mut solver.bodies,
-        |c, body1, body2| {
-            for point in &c.points {
-                point.arm.apply(&c.push, point.normal_impulse, body1, body2);
-            }
-            let f = &c.patch;
-            for k in 0..2 {
-                f.arms[k].apply(&f.push[k], f.tangent_impulse[k], body1, body2);
-            }
-            body1.angular_velocity -= f.twist_impulse * f.twist[0];
-            body2.angular_velocity += f.twist_impulse * f.twist[1];
-        },
-    );
+    let states = Shared::new(&mut solver.states);
+    let blocks = Shared::new(&mut contacts.blocks);
+    let points = Shared::new(&mut contacts.points);
+    contacts.stages.run(|index| {
+        // SAFETY: the stage runner runs each block once, and a colour's blocks share no
+        // dynamic body (see `Shared`).
+        unsafe {
+            let block = blocks.get(index);
+            let points = points.slice_mut(block.first_point as usize, block.point_count as usize);
+            warm_start_block(block, points, states);
+        }
+    });
+    if rows_present(&rows) {
+        solver.store_velocities();
+        solver.states_live = false;
+    }
+}
+
+/// # Safety
+/// As for [`Bodies::gather`] and [`Bodies::scatter`].
+#[inline(always)]
+unsafe fn warm_start_block(block: &ContactBlock, points: &[PointBlock], states: Shared<BodyState>) {
+    // SAFETY: the caller's contract.
+    let mut bodies = unsafe { Bodies::gather(block, states) };
+    for point in points {
+        point
+            .arm
+            .apply(&block.push, point.normal_impulse, &mut bodies);
+    }
+    for k in 0..2 {
+        block.tangent_arms[k].apply(
+            &block.tangent_push[k],
+            block.tangent_impulse[k],
+            &mut bodies,
+        );
+    }
+    bodies.w1 -= block.twist[0].scale(block.twist_impulse);
+    bodies.w2 += block.twist[1].scale(block.twist_impulse);
+    // SAFETY: the caller's contract.
+    unsafe { bodies.scatter(block, states) };
 }
 
 /// Solves contacts with a soft position bias.
@@ -392,6 +694,7 @@ pub(crate) fn solve_contacts(
     mut contacts: ResMut<ContactConstraints>,
     time: Res<PhysicsStepTime>,
     config: Res<SolverConfig>,
+    rows: Option<Res<VelocityRows>>,
 ) {
     let coefficients = ContactCoefficients::new(&config, time.substep_delta);
     solve(
@@ -401,9 +704,14 @@ pub(crate) fn solve_contacts(
         time.substep_delta,
         config.max_push_out_speed,
     );
+    if rows_present(&rows) {
+        solver.store_velocities();
+        solver.states_live = false;
+    }
 }
 
-/// Solves contacts without position bias, removing the velocity the bias added.
+/// Solves contacts without position bias, removing the velocity the bias added, and hands the
+/// velocities back to the body items.
 pub(crate) fn relax_contacts(
     mut solver: ResMut<SolverBodies>,
     mut contacts: ResMut<ContactConstraints>,
@@ -417,6 +725,11 @@ pub(crate) fn relax_contacts(
         time.substep_delta,
         config.max_push_out_speed,
     );
+    if solver.states_live {
+        solver.store_velocities();
+    }
+    solver.states_live = false;
+    solver.states_window = false;
 }
 
 fn solve(
@@ -426,96 +739,192 @@ fn solve(
     h: Scalar,
     max_push_out: Scalar,
 ) {
-    let inv_h = 1.0 / h;
-    contacts.colouring.for_each(
-        &mut contacts.constraints,
-        &mut solver.bodies,
-        |c, body1, body2| {
-            let soft = coefficients.map(|k| if c.against_static { k.fixed } else { k.dynamic });
-            // Separation now: start separation plus the anchors' relative motion along n,
-            // with rotation linearised (n·(θ × r) = θ·(r × n)), so a spinning ball's anchor
-            // slides along its surface instead of swinging off the contact plane.
-            let moved = c.normal.dot(body2.moved - body1.moved);
-            let mut total_normal = 0.0;
-            let mut solve_point = |point: &mut ContactConstraintPoint| {
-                let arm = &point.arm;
-                let s = point.separation + moved + body2.turned.dot(arm.cross2)
-                    - body1.turned.dot(arm.cross1);
-                let (bias, mass_scale, impulse_scale) = if s > 0.0 {
-                    (s * inv_h, 1.0, 0.0)
-                } else if let Some(soft) = soft {
-                    (
-                        (soft.bias_rate * s).max(-max_push_out),
-                        soft.mass_scale,
-                        soft.impulse_scale,
-                    )
-                } else {
-                    (0.0, 1.0, 0.0)
-                };
-                let linear = c.normal.dot(body2.linear_velocity - body1.linear_velocity);
-                let vn = arm.speed(linear, body1, body2);
-                let impulse =
-                    -arm.mass * mass_scale * (vn + bias) - impulse_scale * point.normal_impulse;
-                let new_impulse = (point.normal_impulse + impulse).max(0.0);
-                let applied = new_impulse - point.normal_impulse;
-                point.normal_impulse = new_impulse;
-                point.max_normal_impulse = point.max_normal_impulse.max(new_impulse);
-                total_normal += new_impulse;
-                arm.apply(&c.push, applied, body1, body2);
-            };
-            // The biased pass runs through the points forwards and the relax pass backwards,
-            // so neither end of a manifold systematically takes the load first.
-            if coefficients.is_some() {
-                c.points.iter_mut().for_each(&mut solve_point);
-            } else {
-                c.points.iter_mut().rev().for_each(&mut solve_point);
-            }
-            solve_friction(c, body1, body2, c.friction * total_normal);
-        },
-    );
+    if contacts.manifolds.is_empty() {
+        return;
+    }
+    if !solver.states_live {
+        solver.load_velocities();
+        solver.states_live = true;
+    }
+    let pass = Pass::new(coefficients, h, max_push_out);
+    let states = Shared::new(&mut solver.states);
+    let blocks = Shared::new(&mut contacts.blocks);
+    let points = Shared::new(&mut contacts.points);
+    contacts.stages.run(|index| {
+        // SAFETY: the stage runner runs each block once, and a colour's blocks share no
+        // dynamic body (see `Shared`).
+        unsafe {
+            let block = blocks.get_mut(index);
+            let points = points.slice_mut(block.first_point as usize, block.point_count as usize);
+            solve_block(block, points, states, &pass);
+        }
+    });
+}
+
+/// The constants of one solve pass, in lanes.
+struct Pass {
+    /// Soft coefficients for contacts between dynamic bodies and against static ones (the
+    /// biased pass), or `None` (the relax pass).
+    soft: Option<[[F4; 3]; 2]>,
+    inv_h: F4,
+    max_push_out: F4,
+}
+
+impl Pass {
+    fn new(coefficients: Option<ContactCoefficients>, h: Scalar, max_push_out: Scalar) -> Self {
+        let lanes = |s: SoftCoefficients| {
+            [
+                F4::splat(s.bias_rate),
+                F4::splat(s.mass_scale),
+                F4::splat(s.impulse_scale),
+            ]
+        };
+        Self {
+            soft: coefficients.map(|k| [lanes(k.dynamic), lanes(k.fixed)]),
+            inv_h: F4::splat(1.0 / h),
+            max_push_out: F4::splat(-max_push_out),
+        }
+    }
+}
+
+/// # Safety
+/// As for [`Bodies::gather`] and [`Bodies::scatter`].
+#[inline(always)]
+unsafe fn solve_block(
+    block: &mut ContactBlock,
+    points: &mut [PointBlock],
+    states: Shared<BodyState>,
+    pass: &Pass,
+) {
+    // SAFETY: the caller's contract.
+    let mut bodies = unsafe { Bodies::gather(block, states) };
+    // Separation now: start separation plus the anchors' relative motion along n, with
+    // rotation linearised (n·(θ × r) = θ·(r × n)), so a spinning ball's anchor slides along
+    // its surface instead of swinging off the contact plane.
+    // SAFETY: the caller's contract.
+    let (moved, turned1, turned2) = unsafe { Bodies::displacement(block, states) };
+    let soft = pass.soft.map(|[dynamic, fixed]| {
+        let s = block.against_static;
+        [
+            select(s, fixed[0], dynamic[0]),
+            select(s, fixed[1], dynamic[1]),
+            select(s, fixed[2], dynamic[2]),
+        ]
+    });
+    let point_pass = PointPass {
+        moved,
+        turned1,
+        turned2,
+        soft,
+        inv_h: pass.inv_h,
+        max_push_out: pass.max_push_out,
+    };
+    let mut total_normal = F4::ZERO;
+    // The biased pass runs through the points forwards and the relax pass backwards, so
+    // neither end of a manifold systematically takes the load first.
+    if soft.is_some() {
+        for point in points.iter_mut() {
+            solve_point(block, point, &point_pass, &mut bodies, &mut total_normal);
+        }
+    } else {
+        for point in points.iter_mut().rev() {
+            solve_point(block, point, &point_pass, &mut bodies, &mut total_normal);
+        }
+    }
+    solve_friction(block, &mut bodies, block.friction * total_normal);
+    // SAFETY: the caller's contract.
+    unsafe { bodies.scatter(block, states) };
+}
+
+/// What the points of one block share in a solve pass.
+struct PointPass {
+    /// How far body 2's centre moved relative to body 1's along the normal, and each body's
+    /// rotation, since the step began.
+    moved: F4,
+    turned1: Vec3x4,
+    turned2: Vec3x4,
+    /// Bias rate, mass scale and impulse scale of each lane (the biased pass), or `None`.
+    soft: Option<[F4; 3]>,
+    inv_h: F4,
+    max_push_out: F4,
+}
+
+/// One point slot of a block: the normal impulse of each lane's point.
+#[inline(always)]
+fn solve_point(
+    block: &ContactBlock,
+    point: &mut PointBlock,
+    pass: &PointPass,
+    bodies: &mut Bodies,
+    total_normal: &mut F4,
+) {
+    let arm = &point.arm;
+    let s =
+        point.separation + pass.moved + pass.turned2.dot(arm.cross2) - pass.turned1.dot(arm.cross1);
+    let speculative = s.cmpgt(F4::ZERO);
+    let speculative_bias = s * pass.inv_h;
+    let (bias, mass_scale, impulse_scale) = match pass.soft {
+        Some([bias_rate, mass_scale, impulse_scale]) => (
+            select(
+                speculative,
+                speculative_bias,
+                (bias_rate * s).max(pass.max_push_out),
+            ),
+            select(speculative, F4::ONE, mass_scale),
+            select(speculative, F4::ZERO, impulse_scale),
+        ),
+        None => (
+            select(speculative, speculative_bias, F4::ZERO),
+            F4::ONE,
+            F4::ZERO,
+        ),
+    };
+    let linear = block.normal.dot(bodies.v2 - bodies.v1);
+    let vn = arm.speed(linear, bodies);
+    let impulse = -arm.mass * mass_scale * (vn + bias) - impulse_scale * point.normal_impulse;
+    let new_impulse = (point.normal_impulse + impulse).max(F4::ZERO);
+    let applied = new_impulse - point.normal_impulse;
+    point.normal_impulse = new_impulse;
+    point.max_normal_impulse = point.max_normal_impulse.max(new_impulse);
+    *total_normal += new_impulse;
+    arm.apply(&block.push, applied, bodies);
 }
 
 /// Patch friction: tangent impulses in a circle of radius `max`, twist within `max · radius`.
-fn solve_friction(
-    c: &mut ContactConstraint,
-    body1: &mut BodyState,
-    body2: &mut BodyState,
-    max: Scalar,
-) {
-    let f = &mut c.patch;
-    let relative = body2.linear_velocity - body1.linear_velocity;
-    let old = f.tangent_impulse;
-    let mut new = [0, 1].map(|k| {
-        let speed = f.arms[k].speed(c.tangents[k].dot(relative), body1, body2) - f.target_speed[k];
-        old[k] - f.arms[k].mass * speed
-    });
-    let length = (new[0] * new[0] + new[1] * new[1]).sqrt();
-    if length > max {
+#[inline(always)]
+fn solve_friction(block: &mut ContactBlock, bodies: &mut Bodies, max: F4) {
+    let relative = bodies.v2 - bodies.v1;
+    let old = block.tangent_impulse;
+    let [arm0, arm1] = &block.tangent_arms;
+    let speed0 = arm0.speed(block.tangents[0].dot(relative), bodies) - block.target_speed[0];
+    let speed1 = arm1.speed(block.tangents[1].dot(relative), bodies) - block.target_speed[1];
+    let mut new0 = old[0] - arm0.mass * speed0;
+    let mut new1 = old[1] - arm1.mass * speed1;
+    let length = (new0 * new0 + new1 * new1).sqrt();
+    let over = length.cmpgt(max);
+    if over.any() {
         let scale = max / length;
-        new = new.map(|t| t * scale);
+        new0 = select(over, new0 * scale, new0);
+        new1 = select(over, new1 * scale, new1);
     }
-    f.tangent_impulse = new;
-    for k in 0..2 {
-        f.arms[k].apply(&f.push[k], new[k] - old[k], body1, body2);
-    }
+    block.tangent_impulse = [new0, new1];
+    arm0.apply(&block.tangent_push[0], new0 - old[0], bodies);
+    arm1.apply(&block.tangent_push[1], new1 - old[1], bodies);
 
-    let spin = c
-        .normal
-        .dot(body2.angular_velocity - body1.angular_velocity);
+    let spin = block.normal.dot(bodies.w2 - bodies.w1);
     // One point (radius 0) has no twist friction; written so that no coefficient, however
-    // large, can make the limit NaN (∞ · 0) and the clamp below panic.
-    let max_twist = if f.radius > 0.0 { max * f.radius } else { 0.0 };
-    let old = f.twist_impulse;
-    f.twist_impulse = clamp_symmetric(old - f.twist_mass * spin, max_twist);
-    let applied = f.twist_impulse - old;
-    body1.angular_velocity -= applied * f.twist[0];
-    body2.angular_velocity += applied * f.twist[1];
+    // large, can make the limit NaN (∞ · 0).
+    let max_twist = select(block.radius.cmpgt(F4::ZERO), max * block.radius, F4::ZERO);
+    let old = block.twist_impulse;
+    block.twist_impulse = clamp_symmetric(old - block.twist_mass * spin, max_twist);
+    let applied = block.twist_impulse - old;
+    bodies.w1 -= block.twist[0].scale(applied);
+    bodies.w2 += block.twist[1].scale(applied);
 }
 
-/// `value` limited to `[-limit, limit]`; unlike `f32::clamp` it never panics (a NaN limit
-/// leaves the value unlimited).
-#[inline]
-fn clamp_symmetric(value: Scalar, limit: Scalar) -> Scalar {
+/// `value` limited to `[-limit, limit]`.
+#[inline(always)]
+fn clamp_symmetric(value: F4, limit: F4) -> F4 {
     value.min(limit).max(-limit)
 }
 
@@ -525,30 +934,67 @@ pub(crate) fn apply_restitution(
     mut contacts: ResMut<ContactConstraints>,
     config: Res<SolverConfig>,
 ) {
-    let threshold = config.restitution_threshold;
+    if !contacts.any_restitution {
+        return;
+    }
+    let solver = &mut *solver;
+    solver.load_states();
+    let threshold = F4::splat(-config.restitution_threshold);
     let contacts = &mut *contacts;
-    contacts.colouring.for_each(
-        &mut contacts.constraints,
-        &mut solver.bodies,
-        |c, body1, body2| {
-            if c.restitution == 0.0 {
-                return;
-            }
-            for point in &mut c.points {
-                if point.relative_velocity > -threshold || point.max_normal_impulse == 0.0 {
-                    continue;
-                }
-                let linear = c.normal.dot(body2.linear_velocity - body1.linear_velocity);
-                let vn = point.arm.speed(linear, body1, body2);
-                let impulse = -point.arm.mass * (vn + c.restitution * point.relative_velocity);
-                let new_impulse = (point.normal_impulse + impulse).max(0.0);
-                let applied = new_impulse - point.normal_impulse;
-                point.normal_impulse = new_impulse;
-                point.max_normal_impulse = point.max_normal_impulse.max(new_impulse);
-                point.arm.apply(&c.push, applied, body1, body2);
-            }
-        },
-    );
+    let states = Shared::new(&mut solver.states);
+    let blocks = Shared::new(&mut contacts.blocks);
+    let points = Shared::new(&mut contacts.points);
+    contacts.stages.run(|index| {
+        // SAFETY: the stage runner runs each block once, and a colour's blocks share no
+        // dynamic body (see `Shared`).
+        unsafe {
+            let block = blocks.get(index);
+            let points = points.slice_mut(block.first_point as usize, block.point_count as usize);
+            restitution_block(block, points, states, threshold);
+        }
+    });
+    solver.store_velocities();
+    solver.states_live = false;
+    solver.states_window = false;
+}
+
+/// # Safety
+/// As for [`Bodies::gather`] and [`Bodies::scatter`].
+#[inline(always)]
+unsafe fn restitution_block(
+    block: &ContactBlock,
+    points: &mut [PointBlock],
+    states: Shared<BodyState>,
+    threshold: F4,
+) {
+    let bouncy = block.restitution.cmpne(F4::ZERO);
+    if !bouncy.any() {
+        return;
+    }
+    // SAFETY: the caller's contract.
+    let mut bodies = unsafe { Bodies::gather(block, states) };
+    for point in points {
+        let active = bouncy
+            & !point.relative_velocity.cmpgt(threshold)
+            & point.max_normal_impulse.cmpne(F4::ZERO);
+        if !active.any() {
+            continue;
+        }
+        let linear = block.normal.dot(bodies.v2 - bodies.v1);
+        let vn = point.arm.speed(linear, &bodies);
+        let impulse = -point.arm.mass * (vn + block.restitution * point.relative_velocity);
+        let new_impulse = (point.normal_impulse + impulse).max(F4::ZERO);
+        let applied = select(active, new_impulse - point.normal_impulse, F4::ZERO);
+        point.normal_impulse = select(active, new_impulse, point.normal_impulse);
+        point.max_normal_impulse = select(
+            active,
+            point.max_normal_impulse.max(new_impulse),
+            point.max_normal_impulse,
+        );
+        point.arm.apply(&block.push, applied, &mut bodies);
+    }
+    // SAFETY: the caller's contract.
+    unsafe { bodies.scatter(block, states) };
 }
 
 /// Stores the accumulated impulses in the contact graph for warm starting and reporting.
@@ -560,23 +1006,30 @@ pub(crate) fn store_impulses(
     // The accumulated impulse is what each substep applies; the step applied it `substeps`
     // times.
     let substeps = time.substeps as Scalar;
-    for c in &contacts.constraints {
-        let pair = &mut graph.pairs[c.pair as usize];
-        let manifold = &mut pair.manifolds[c.manifold as usize];
-        // Points disabled by a hook have no row (and were given zero impulse by the hook
-        // system), so the rows belong to the enabled points in order.
-        let first = c.first_point as usize;
-        let enabled = manifold
-            .points
-            .iter_mut()
+    for (block, &(start, end)) in contacts.blocks.iter().zip(&contacts.block_manifolds) {
+        let points = &contacts.points
+            [block.first_point as usize..(block.first_point + block.point_count) as usize];
+        for (lane, r) in contacts.manifolds[start as usize..end as usize]
+            .iter()
             .enumerate()
-            .filter(|(i, _)| pair.modifications.point_enabled(first + i));
-        for ((_, tracked), point) in enabled.zip(&c.points) {
-            tracked.data = point.normal_impulse * substeps;
+        {
+            let pair = &mut graph.pairs[r.pair as usize];
+            let manifold = &mut pair.manifolds[r.manifold as usize];
+            // Points disabled by a hook have no row (and were given zero impulse by the hook
+            // system), so the rows belong to the enabled points in order.
+            let first = r.first_point as usize;
+            let enabled = manifold
+                .points
+                .iter_mut()
+                .enumerate()
+                .filter(|(i, _)| pair.modifications.point_enabled(first + i));
+            for ((_, tracked), point) in enabled.zip(points) {
+                tracked.data = point.normal_impulse[lane] * substeps;
+            }
+            manifold.data = FrictionImpulse {
+                tangent: block.tangent_impulse.map(|t| t[lane] * substeps),
+                twist: block.twist_impulse[lane] * substeps,
+            };
         }
-        manifold.data = FrictionImpulse {
-            tangent: c.patch.tangent_impulse.map(|t| t * substeps),
-            twist: c.patch.twist_impulse * substeps,
-        };
     }
 }

@@ -83,13 +83,28 @@ fn skew(v: Vector) -> Matrix3 {
 
 /// Moves every dynamic and kinematic body by its velocity, and records the pose the XPBD sets
 /// start from.
+///
+/// Inside the contact solver's window (see [`SolverBodies`]) the velocities are taken from the
+/// contact solver's body states, and the new displacements are written to both.
 pub(crate) fn integrate_positions(mut solver: ResMut<SolverBodies>, time: Res<PhysicsStepTime>) {
     let h = time.substep_delta;
-    for body in solver.bodies.iter_mut().skip(1) {
+    let solver = &mut *solver;
+    let (live, window) = (solver.states_live, solver.states_window);
+    for (slot, body) in solver.bodies.iter_mut().enumerate().skip(1) {
+        if live {
+            let state = &solver.states[slot];
+            body.linear_velocity = state.linear_velocity.truncate();
+            body.angular_velocity = state.angular_velocity.truncate();
+        }
         if !body.rb.is_static() {
             body.accumulated_translation += body.linear_velocity * h;
             body.rotation = integrate_rotation(body.rotation, body.angular_velocity * h);
             body.turned = body.turned_since_start();
+        }
+        if window {
+            let state = &mut solver.states[slot];
+            state.moved = body.accumulated_translation.extend(0.0);
+            state.turned = body.turned.extend(0.0);
         }
         if body.constrained {
             body.substep_inverse_inertia = body.world_inv_inertia_now();
