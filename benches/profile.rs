@@ -5,6 +5,7 @@
 //! ```text
 //! cargo bench --bench profile -- <scene> [warm-up steps] [timed steps]
 //! cargo bench --bench profile -- quality
+//! cargo bench --bench profile --features parallel -- <scene> [warm-up] [steps] --threads 2
 //! ```
 //!
 //! Scenes: `pyramid` (base 20), `large_pyramid` (base 100), `pile` (4096 cubes), `free10k`.
@@ -43,6 +44,7 @@ fn scene(name: &str) -> Option<(App, usize)> {
         "large_pyramid" => (pyramid(DT, 100, LARGE_GROUND).0, 5),
         "pile" => (pile(DT, 16), 60),
         "free10k" => (free_balls(DT), 5),
+        "empty" => (impetus3d::headless_app(DT), 5),
         _ => return None,
     })
 }
@@ -106,9 +108,22 @@ fn state_hash(app: &mut App) -> u64 {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args()
-        .skip(1)
-        .filter(|a| !a.starts_with("--"))
+    let all: Vec<String> = std::env::args().skip(1).collect();
+    // `--threads N`: the compute task pool's thread count (with the `parallel` feature). The
+    // pools are process-wide, so they are made before the first app.
+    if let Some(i) = all.iter().position(|a| a == "--threads") {
+        let threads: usize = all[i + 1].parse().expect("a thread count");
+        bevy::tasks::ComputeTaskPool::get_or_init(|| {
+            bevy::tasks::TaskPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+        });
+    }
+    let args: Vec<String> = all
+        .iter()
+        .enumerate()
+        .filter(|(i, a)| !a.starts_with("--") && (*i == 0 || all[i - 1] != "--threads"))
+        .map(|(_, a)| a.clone())
         .collect();
     let Some(name) = args.first() else {
         println!("usage: profile <pyramid|large_pyramid|pile|free10k> [warm-up] [steps] | quality");

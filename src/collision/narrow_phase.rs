@@ -73,8 +73,15 @@ pub(crate) fn update_contacts(
     };
     // Pairs are independent, so they can be updated on any thread in any order with
     // bit-identical results. Small scenes stay on this thread.
-    if next.len() >= PARALLEL_PAIRS
-        && let Some(pool) = ComputeTaskPool::try_get()
+    static THRESHOLD: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    let threshold = *THRESHOLD.get_or_init(|| {
+        std::env::var("IMPETUS_PAR_PAIRS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(PARALLEL_PAIRS)
+    });
+    if next.len() >= threshold
+        && let Some(pool) = ComputeTaskPool::try_get().filter(|p| p.thread_num() > 1)
     {
         let chunk = next.len().div_ceil(pool.thread_num() * 4).max(64);
         pool.scope(|scope| {
@@ -82,6 +89,9 @@ pub(crate) fn update_contacts(
                 scope.spawn(async move { pairs.iter_mut().for_each(update) });
             }
         });
+        crate::solver::PARALLEL_COUNTERS
+            .parallel_stages
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     } else {
         next.iter_mut().for_each(update);
     }
@@ -183,7 +193,7 @@ fn update_pair(
     if is_polyhedron(&*p1.shape)
         && is_polyhedron(&*p2.shape)
         && let [manifold] = pair.manifolds.as_mut_slice()
-        && manifold.try_update_contacts_eps(&pos12, NEAR_REST_COS, NEAR_REST_DISTANCE_SQ)
+        && update_near_rest(manifold, &pos12, prediction)
     {
         pair.touching = manifold.points.iter().any(|c| c.dist <= tolerance);
         return Ok(());
@@ -210,4 +220,61 @@ fn update_pair(
         .iter()
         .any(|m| m.points.iter().any(|c| c.dist <= tolerance));
     Ok(())
+}
+
+/// Experiment knobs (temporary): (cos, slide², allow flips).
+fn near_rest_knobs() -> (f32, f32, bool) {
+    static KNOBS: std::sync::OnceLock<(f32, f32, bool)> = std::sync::OnceLock::new();
+    *KNOBS.get_or_init(|| {
+        let get = |name: &str, default: f32| {
+            std::env::var(name)
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(default)
+        };
+        (
+            get("IMPETUS_NR_COS", NEAR_REST_COS),
+            get("IMPETUS_NR_SLIDE_SQ", NEAR_REST_DISTANCE_SQ),
+            std::env::var("IMPETUS_NR_FLIPS").is_ok(),
+        )
+    })
+}
+
+/// Updates a polyhedron pair's manifold for a small relative motion, if it is small enough:
+/// the normal (frozen in collider 1's frame) turned by less than the threshold, and every
+/// point, carried along with collider 2, slid less than the threshold along collider 1's
+/// surface; each point's distance is then recomputed. Returns false (the manifold must be
+/// rebuilt) otherwise.
+fn update_near_rest(
+    manifold: &mut crate::collision::contacts::Manifold,
+    pos12: &Pose,
+    prediction: f32,
+) -> bool {
+    let (cos, slide_sq, flips) = near_rest_knobs();
+    if manifold.points.is_empty() {
+        return false;
+    }
+    let local_n2 = pos12.rotation * manifold.local_n2;
+    if -manifold.local_n1.dot(local_n2) < cos {
+        return false;
+    }
+    let n1 = manifold.local_n1;
+    for pt in &manifold.points {
+        let local_p2 = pos12 * pt.local_p2;
+        let dist = (local_p2 - pt.local_p1).dot(n1);
+        if (!flips && dist * pt.dist < 0.0) || (flips && dist > prediction) {
+            return false;
+        }
+        let new_p1 = local_p2 - n1 * dist;
+        if pt.local_p1.distance_squared(new_p1) > slide_sq {
+            return false;
+        }
+    }
+    for pt in &mut manifold.points {
+        let local_p2 = pos12 * pt.local_p2;
+        let dist = (local_p2 - pt.local_p1).dot(n1);
+        pt.local_p1 = local_p2 - n1 * dist;
+        pt.dist = dist;
+    }
+    true
 }

@@ -139,7 +139,7 @@ pub(crate) struct Stages {
 #[doc(hidden)]
 #[derive(Debug, Default)]
 pub struct ParallelCounters {
-    /// Stages (and narrow phases) that opened a scope and ran chunks on several workers.
+    /// Solver stages and narrow phases that opened a scope and ran chunks on several workers.
     pub parallel_stages: AtomicU64,
     /// Chunks run by helper tasks (not by the thread that opened the scope).
     pub helper_chunks: AtomicU64,
@@ -168,7 +168,14 @@ impl Stages {
 
     /// The compute pool if this stage is worth running in parallel.
     pub(crate) fn parallel_pool(&self) -> Option<&'static ComputeTaskPool> {
-        if self.blocks() < PARALLEL_BLOCKS {
+        static THRESHOLD: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+        let threshold = *THRESHOLD.get_or_init(|| {
+            std::env::var("IMPETUS_PAR_BLOCKS")
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(PARALLEL_BLOCKS)
+        });
+        if self.blocks() < threshold {
             return None;
         }
         ComputeTaskPool::try_get().filter(|pool| pool.thread_num() > 1)
