@@ -29,9 +29,11 @@
 //! "Solver2D"; `solver.c`'s stage/block scheme), on Bevy's task pool.
 
 use std::ops::Range;
-use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 
 use bevy::tasks::ComputeTaskPool;
+
+use crate::schedule::PARALLEL_COUNTERS;
 
 /// Colours available before constraints overflow into the sequential group.
 const COLOURS: usize = 63;
@@ -133,24 +135,6 @@ pub(crate) struct Stages {
     /// The thread count `chunks` were cut for (0: not cut).
     chunked_for: usize,
 }
-
-/// Counters that show whether (and how much) the parallel paths ran. Not part of the API:
-/// the determinism test reads them.
-#[doc(hidden)]
-#[derive(Debug, Default)]
-pub struct ParallelCounters {
-    /// Solver stages and narrow phases that opened a scope and ran chunks on several workers.
-    pub parallel_stages: AtomicU64,
-    /// Chunks run by helper tasks (not by the thread that opened the scope).
-    pub helper_chunks: AtomicU64,
-}
-
-/// The process-wide counters.
-#[doc(hidden)]
-pub static PARALLEL_COUNTERS: ParallelCounters = ParallelCounters {
-    parallel_stages: AtomicU64::new(0),
-    helper_chunks: AtomicU64::new(0),
-};
 
 impl Stages {
     /// Total number of blocks.

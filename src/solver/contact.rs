@@ -55,7 +55,7 @@ use super::colouring::{Colouring, LANES, Shared, Stages, TwoBody};
 use super::rows::VelocityRows;
 use super::softness::SoftCoefficients;
 use super::solver_body::{BodyState, RigidBodyQueryItem, SolverBodies};
-use super::wide::{F4, Vec3x4, select, transpose_in, transpose_out};
+use super::wide::{F4, Vec3x4, lane_mut, select, transpose_in, transpose_out};
 use crate::collision::{ContactGraph, FrictionImpulse};
 use crate::math::{Scalar, Vector, tangent_basis};
 use crate::schedule::PhysicsStepTime;
@@ -409,10 +409,11 @@ fn layout_blocks(contacts: &mut ContactConstraints) {
         block_manifolds.push((start as u32, (start + refs.len()) as u32));
     };
     for colour in &colouring.colours {
-        // Alike lanes: most points first. Every key is distinct, so the order is the same on
-        // every run.
-        contacts.manifolds[colour.clone()]
-            .sort_unstable_by_key(|r| (std::cmp::Reverse(r.count), r.pair, r.manifold));
+        // Alike lanes: most points first (a stable counting sort).
+        sort_by_point_count(
+            &mut contacts.manifolds[colour.clone()],
+            &mut contacts.scratch,
+        );
         let first = contacts.blocks.len() as u32;
         let mut start = colour.start;
         while start < colour.end {
@@ -457,7 +458,7 @@ struct BlockBodies {
 impl BlockBodies {
     fn set_lane(&mut self, lane: usize, body1: &RigidBodyQueryItem, body2: &RigidBodyQueryItem) {
         for (i, body) in [body1, body2].into_iter().enumerate() {
-            self.inverse_mass[i][lane] = body.inverse_mass;
+            lane_mut(&mut self.inverse_mass[i])[lane] = body.inverse_mass;
             self.translation_mask[i].set_lane(lane, body.translation_mask);
             let m = body.step_inverse_inertia;
             self.inverse_inertia[i][0].set_lane(lane, m.x_axis);
@@ -509,6 +510,35 @@ fn positive_inverse(k: F4) -> F4 {
     select(k.cmpgt(F4::ZERO), F4::ONE / k, F4::ZERO)
 }
 
+/// Sorts `manifolds` by point count, most first, keeping the order of equal counts (a
+/// counting sort: point counts are small).
+fn sort_by_point_count(manifolds: &mut [ManifoldRef], scratch: &mut Vec<ManifoldRef>) {
+    const BUCKETS: usize = 16;
+    let bucket = |r: &ManifoldRef| BUCKETS - 1 - (r.count as usize).min(BUCKETS - 1);
+    let mut starts = [0usize; BUCKETS + 1];
+    let mut sorted = true;
+    let mut last = 0;
+    for r in manifolds.iter() {
+        let b = bucket(r);
+        sorted &= b >= last;
+        last = b;
+        starts[b + 1] += 1;
+    }
+    if sorted {
+        return;
+    }
+    for b in 0..BUCKETS {
+        starts[b + 1] += starts[b];
+    }
+    scratch.clear();
+    scratch.extend_from_slice(manifolds);
+    for r in scratch.iter() {
+        let b = bucket(r);
+        manifolds[starts[b]] = *r;
+        starts[b] += 1;
+    }
+}
+
 /// Fills lane `lane` of `block` (and its point slots) with the manifold `r`: what needs the
 /// manifold's own data (anchors, separations, warm-start impulses, the friction patch's
 /// centre). The point anchors relative to each centre of mass go into the arms' `cross1` and
@@ -554,18 +584,19 @@ fn build_lane(
         anchors.push(anchor);
         slot.arm.cross1.set_lane(lane, r1);
         slot.arm.cross2.set_lane(lane, r2);
-        slot.separation[lane] = c.dist;
-        slot.normal_impulse[lane] = c.data * per_substep;
-        slot.max_normal_impulse[lane] = 0.0;
-        slot.relative_velocity[lane] = normal.dot(body2.velocity_at(r2) - body1.velocity_at(r1));
+        lane_mut(&mut slot.separation)[lane] = c.dist;
+        lane_mut(&mut slot.normal_impulse)[lane] = c.data * per_substep;
+        lane_mut(&mut slot.max_normal_impulse)[lane] = 0.0;
+        lane_mut(&mut slot.relative_velocity)[lane] =
+            normal.dot(body2.velocity_at(r2) - body1.velocity_at(r1));
     }
     block.body1[lane] = r.b1;
     block.body2[lane] = r.b2;
     block.write1[lane] = body1.inverse_mass > 0.0;
     block.write2[lane] = body2.inverse_mass > 0.0;
     block.normal.set_lane(lane, normal);
-    block.friction[lane] = pair.friction();
-    block.restitution[lane] = pair.restitution();
+    lane_mut(&mut block.friction)[lane] = pair.friction();
+    lane_mut(&mut block.restitution)[lane] = pair.restitution();
     block.against_static.set(
         lane,
         r.b1 == SolverBodies::STATIC as u32 || r.b2 == SolverBodies::STATIC as u32,
@@ -583,15 +614,15 @@ fn build_lane(
     let tangent_velocity = pair.tangent_velocity();
     for (t, &tangent) in tangents.iter().enumerate() {
         block.tangents[t].set_lane(lane, tangent);
-        block.tangent_impulse[t][lane] = impulse.tangent[t] * per_substep;
-        block.target_speed[t][lane] = tangent.dot(tangent_velocity);
+        lane_mut(&mut block.tangent_impulse[t])[lane] = impulse.tangent[t] * per_substep;
+        lane_mut(&mut block.target_speed[t])[lane] = tangent.dot(tangent_velocity);
     }
-    block.radius[lane] = anchors
+    lane_mut(&mut block.radius)[lane] = anchors
         .iter()
         .map(|a| (*a - center).length())
         .sum::<Scalar>()
         / anchors.len() as Scalar;
-    block.twist_impulse[lane] = impulse.twist * per_substep;
+    lane_mut(&mut block.twist_impulse)[lane] = impulse.twist * per_substep;
 }
 
 /// Computes the arms, pushes and twist of a block whose lanes [`build_lane`] filled, four
@@ -1024,11 +1055,11 @@ pub(crate) fn store_impulses(
                 .enumerate()
                 .filter(|(i, _)| pair.modifications.point_enabled(first + i));
             for ((_, tracked), point) in enabled.zip(points) {
-                tracked.data = point.normal_impulse[lane] * substeps;
+                tracked.data = point.normal_impulse.to_array()[lane] * substeps;
             }
             manifold.data = FrictionImpulse {
-                tangent: block.tangent_impulse.map(|t| t[lane] * substeps),
-                twist: block.twist_impulse[lane] * substeps,
+                tangent: block.tangent_impulse.map(|t| t.to_array()[lane] * substeps),
+                twist: block.twist_impulse.to_array()[lane] * substeps,
             };
         }
     }

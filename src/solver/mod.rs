@@ -19,8 +19,6 @@ pub mod xpbd;
 
 pub use crate::settings::{Gravity, SolverConfig};
 pub use ccd::{SweepMode, SweptCcd};
-#[doc(hidden)]
-pub use colouring::{PARALLEL_COUNTERS, ParallelCounters};
 pub use softness::SoftCoefficients;
 pub use solver_body::{RigidBodyQueryItem, SolverBodies};
 

@@ -26,9 +26,9 @@ impl Vec3x4 {
     /// Sets lane `lane` to `v`.
     #[inline]
     pub fn set_lane(&mut self, lane: usize, v: Vec3) {
-        self.x[lane] = v.x;
-        self.y[lane] = v.y;
-        self.z[lane] = v.z;
+        lane_mut(&mut self.x)[lane] = v.x;
+        lane_mut(&mut self.y)[lane] = v.y;
+        lane_mut(&mut self.z)[lane] = v.z;
     }
 
     /// `(x·x + y·y) + z·z`, as `Vec3::dot`.
@@ -107,6 +107,12 @@ impl std::ops::SubAssign for Vec3x4 {
     fn sub_assign(&mut self, rhs: Self) {
         *self = *self - rhs;
     }
+}
+
+/// The lanes of `v` as an array, to write one (glam's `IndexMut` matches on the index).
+#[inline(always)]
+pub(crate) fn lane_mut(v: &mut F4) -> &mut [f32; 4] {
+    v.as_mut()
 }
 
 /// `mask ? a : b` per lane.
