@@ -49,7 +49,6 @@
 
 use bevy::math::BVec4A;
 use bevy::prelude::*;
-use smallvec::SmallVec;
 
 use super::colouring::{Colouring, LANES, Shared, Stages, TwoBody};
 use super::rows::VelocityRows;
@@ -57,9 +56,10 @@ use super::softness::SoftCoefficients;
 use super::solver_body::{BodyState, RigidBodyQueryItem, SolverBodies};
 use super::wide::{F4, Vec3x4, lane_mut, select, transpose_in, transpose_out};
 use crate::collision::{ContactGraph, FrictionImpulse};
-use crate::math::{Scalar, Vector, tangent_basis};
+use crate::math::Scalar;
 use crate::schedule::PhysicsStepTime;
 use crate::settings::SolverConfig;
+use bevy::math::{Mat4, Vec4};
 
 /// How an impulse along a fixed direction `d` at anchors `r₁`, `r₂` acts on two bodies, for
 /// four manifolds, precomputed once per step (the direction, anchors and step inertia do not
@@ -361,25 +361,8 @@ pub(crate) fn prepare_contacts(
         let block = &mut contacts.blocks[block_index];
         let points = &mut contacts.points
             [block.first_point as usize..(block.first_point + block.point_count) as usize];
-        let mut block_bodies = BlockBodies::default();
-        let mut counts = [0; LANES];
-        for (lane, r) in contacts.manifolds[start as usize..end as usize]
-            .iter()
-            .enumerate()
-        {
-            build_lane(
-                block,
-                points,
-                &mut block_bodies,
-                lane,
-                r,
-                &graph,
-                bodies,
-                per_substep,
-            );
-            counts[lane] = r.count;
-        }
-        finish_block(block, points, &block_bodies, counts);
+        let refs = &contacts.manifolds[start as usize..end as usize];
+        build_block(block, points, refs, &graph, bodies, per_substep);
         any_restitution |= block.restitution.cmpgt(F4::ZERO).any();
     }
     contacts.any_restitution = any_restitution;
@@ -539,124 +522,273 @@ fn sort_by_point_count(manifolds: &mut [ManifoldRef], scratch: &mut Vec<Manifold
     }
 }
 
-/// Fills lane `lane` of `block` (and its point slots) with the manifold `r`: what needs the
-/// manifold's own data (anchors, separations, warm-start impulses, the friction patch's
-/// centre). The point anchors relative to each centre of mass go into the arms' `cross1` and
-/// `cross2`, the patch centre's into the first tangent arm's, for [`finish_block`] to turn
-/// into arms four lanes at a time.
-#[allow(clippy::too_many_arguments)]
-fn build_lane(
+/// Lane `lane` of four lane vectors as a `Vec4` each, gathered lane by lane and turned into
+/// structure of arrays by one transpose.
+#[derive(Clone, Copy, Default)]
+struct Lanes([Vec4; LANES]);
+
+impl Lanes {
+    #[inline(always)]
+    fn vec3(&self) -> Vec3x4 {
+        transpose_in(self.0[0], self.0[1], self.0[2], self.0[3])
+    }
+
+    /// The four lanes as quaternions (`xyz`, `w`).
+    #[inline(always)]
+    fn quat(&self) -> (Vec3x4, F4) {
+        let m = Mat4::from_cols(self.0[0], self.0[1], self.0[2], self.0[3]).transpose();
+        (
+            Vec3x4 {
+                x: m.x_axis,
+                y: m.y_axis,
+                z: m.z_axis,
+            },
+            m.w_axis,
+        )
+    }
+}
+
+/// `q * v` for unit quaternions (`xyz`, `w`), as glam's `Quat * Vec3`:
+/// `v (w² − b·b) + b (2 v·b) + (b × v)(2 w)`.
+#[inline(always)]
+fn rotate((b, w): (Vec3x4, F4), v: Vec3x4) -> Vec3x4 {
+    let b2 = b.dot(b);
+    v.scale(w * w - b2) + b.scale(v.dot(b) * F4::splat(2.0)) + b.cross(v).scale(w * F4::splat(2.0))
+}
+
+/// `pose * p` for poses given as a quaternion and a translation.
+#[inline(always)]
+fn transform(rotation: (Vec3x4, F4), translation: Vec3x4, p: Vec3x4) -> Vec3x4 {
+    rotate(rotation, p) + translation
+}
+
+/// Two unit vectors that form a right-handed orthonormal basis with the unit `n`, as glam's
+/// `Vec3::any_orthonormal_pair` (Duff et al., "Building an Orthonormal Basis, Revisited").
+#[inline(always)]
+fn orthonormal_pair(n: Vec3x4) -> [Vec3x4; 2] {
+    let sign = F4::ONE.copysign(n.z);
+    let a = F4::splat(-1.0) / (sign + n.z);
+    let b = n.x * n.y * a;
+    [
+        Vec3x4 {
+            x: F4::ONE + sign * n.x * n.x * a,
+            y: sign * b,
+            z: -sign * n.x,
+        },
+        Vec3x4 {
+            x: b,
+            y: sign + n.y * n.y * a,
+            z: -n.y,
+        },
+    ]
+}
+
+/// Builds a block from its manifolds `refs` (at most four, all of one colour): everything that
+/// needs a manifold's own data (poses, points, impulses, coefficients) is gathered lane by lane,
+/// and the geometry (normal, tangents, anchors, arms, effective masses, the friction patch) is
+/// then computed four lanes at a time, as the scalar formulas would per manifold.
+fn build_block(
     block: &mut ContactBlock,
     points: &mut [PointBlock],
-    block_bodies: &mut BlockBodies,
-    lane: usize,
-    r: &ManifoldRef,
+    refs: &[ManifoldRef],
     graph: &ContactGraph,
     bodies: &[RigidBodyQueryItem],
     per_substep: Scalar,
 ) {
-    let pair = &graph.pairs[r.pair as usize];
-    let manifold = &pair.manifolds[r.manifold as usize];
-    let (body1, body2) = (&bodies[r.b1 as usize], &bodies[r.b2 as usize]);
-    block_bodies.set_lane(lane, body1, body2);
-    let frame1 = manifold
-        .subshape_pos1
-        .map_or(pair.pose1, |p| pair.pose1 * p);
-    let frame2 = manifold
-        .subshape_pos2
-        .map_or(pair.pose2, |p| pair.pose2 * p);
-    let normal = frame1.rotation * manifold.local_n1;
-    let tangents = <[Vector; 2]>::from(tangent_basis(normal));
-    let (center1, center2) = (
-        body1.current_center_of_mass(),
-        body2.current_center_of_mass(),
+    let mut block_bodies = BlockBodies::default();
+    let (mut rotation1, mut translation1) = (Lanes::default(), Lanes::default());
+    let (mut rotation2, mut translation2) = (Lanes::default(), Lanes::default());
+    let (mut local_normal, mut center1, mut center2) =
+        (Lanes::default(), Lanes::default(), Lanes::default());
+    let (mut v1, mut w1, mut v2, mut w2) = (
+        Lanes::default(),
+        Lanes::default(),
+        Lanes::default(),
+        Lanes::default(),
     );
-    let mut anchors = SmallVec::<[Vector; 16]>::new();
-    let first = r.first_point as usize;
-    let enabled = manifold
-        .points
-        .iter()
-        .enumerate()
-        .filter(|(i, _)| pair.modifications.point_enabled(first + i));
-    for ((_, c), slot) in enabled.zip(points.iter_mut()) {
-        let anchor = 0.5 * (frame1 * c.local_p1 + frame2 * c.local_p2);
-        let (r1, r2) = (anchor - center1, anchor - center2);
-        anchors.push(anchor);
-        slot.arm.cross1.set_lane(lane, r1);
-        slot.arm.cross2.set_lane(lane, r2);
-        lane_mut(&mut slot.separation)[lane] = c.dist;
-        lane_mut(&mut slot.normal_impulse)[lane] = c.data * per_substep;
-        lane_mut(&mut slot.max_normal_impulse)[lane] = 0.0;
-        lane_mut(&mut slot.relative_velocity)[lane] =
-            normal.dot(body2.velocity_at(r2) - body1.velocity_at(r1));
-    }
-    block.body1[lane] = r.b1;
-    block.body2[lane] = r.b2;
-    block.write1[lane] = body1.inverse_mass > 0.0;
-    block.write2[lane] = body2.inverse_mass > 0.0;
-    block.normal.set_lane(lane, normal);
-    lane_mut(&mut block.friction)[lane] = pair.friction();
-    lane_mut(&mut block.restitution)[lane] = pair.restitution();
-    block.against_static.set(
-        lane,
-        r.b1 == SolverBodies::STATIC as u32 || r.b2 == SolverBodies::STATIC as u32,
-    );
-    // The friction patch.
-    let impulse: FrictionImpulse = manifold.data;
-    let center = anchors.iter().sum::<Vector>() / anchors.len() as Scalar;
-    block.tangent_arms[0]
-        .cross1
-        .set_lane(lane, center - body1.current_center_of_mass());
-    block.tangent_arms[0]
-        .cross2
-        .set_lane(lane, center - body2.current_center_of_mass());
-    // A conveyor's surface velocity, as a target speed per friction direction.
-    let tangent_velocity = pair.tangent_velocity();
-    for (t, &tangent) in tangents.iter().enumerate() {
-        block.tangents[t].set_lane(lane, tangent);
-        lane_mut(&mut block.tangent_impulse[t])[lane] = impulse.tangent[t] * per_substep;
-        lane_mut(&mut block.target_speed[t])[lane] = tangent.dot(tangent_velocity);
-    }
-    lane_mut(&mut block.radius)[lane] = anchors
-        .iter()
-        .map(|a| (*a - center).length())
-        .sum::<Scalar>()
-        / anchors.len() as Scalar;
-    lane_mut(&mut block.twist_impulse)[lane] = impulse.twist * per_substep;
-}
-
-/// Computes the arms, pushes and twist of a block whose lanes [`build_lane`] filled, four
-/// lanes at a time. `counts` are the lanes' point counts: the point slots beyond a lane's
-/// count are padding and get a zero mass.
-fn finish_block(
-    block: &mut ContactBlock,
-    points: &mut [PointBlock],
-    bodies: &BlockBodies,
-    counts: [u32; LANES],
-) {
-    let normal = block.normal;
-    for (index, point) in points.iter_mut().enumerate() {
-        let (r1, r2) = (point.arm.cross1, point.arm.cross2);
-        point.arm = bodies.arm(r1, r2, normal);
-        let real = BVec4A::new(
-            counts[0] as usize > index,
-            counts[1] as usize > index,
-            counts[2] as usize > index,
-            counts[3] as usize > index,
+    let mut tangent_velocity = Lanes::default();
+    let mut counts = [0u32; LANES];
+    for (lane, r) in refs.iter().enumerate() {
+        let pair = &graph.pairs[r.pair as usize];
+        let manifold = &pair.manifolds[r.manifold as usize];
+        let (body1, body2) = (&bodies[r.b1 as usize], &bodies[r.b2 as usize]);
+        block_bodies.set_lane(lane, body1, body2);
+        let frame1 = manifold
+            .subshape_pos1
+            .map_or(pair.pose1, |p| pair.pose1 * p);
+        let frame2 = manifold
+            .subshape_pos2
+            .map_or(pair.pose2, |p| pair.pose2 * p);
+        rotation1.0[lane] = Vec4::from(frame1.rotation);
+        translation1.0[lane] = frame1.translation.extend(0.0);
+        rotation2.0[lane] = Vec4::from(frame2.rotation);
+        translation2.0[lane] = frame2.translation.extend(0.0);
+        local_normal.0[lane] = manifold.local_n1.extend(0.0);
+        center1.0[lane] = body1.current_center_of_mass().extend(0.0);
+        center2.0[lane] = body2.current_center_of_mass().extend(0.0);
+        v1.0[lane] = body1.linear_velocity.extend(0.0);
+        w1.0[lane] = body1.angular_velocity.extend(0.0);
+        v2.0[lane] = body2.linear_velocity.extend(0.0);
+        w2.0[lane] = body2.angular_velocity.extend(0.0);
+        tangent_velocity.0[lane] = pair.tangent_velocity().extend(0.0);
+        // The local points go into the arms' `cross1` and `cross2` until the arms are built.
+        let first = r.first_point as usize;
+        let enabled = manifold
+            .points
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| pair.modifications.point_enabled(first + i));
+        for ((_, c), slot) in enabled.zip(points.iter_mut()) {
+            slot.arm.cross1.set_lane(lane, c.local_p1);
+            slot.arm.cross2.set_lane(lane, c.local_p2);
+            lane_mut(&mut slot.separation)[lane] = c.dist;
+            lane_mut(&mut slot.normal_impulse)[lane] = c.data * per_substep;
+        }
+        counts[lane] = r.count;
+        block.body1[lane] = r.b1;
+        block.body2[lane] = r.b2;
+        block.write1[lane] = body1.inverse_mass > 0.0;
+        block.write2[lane] = body2.inverse_mass > 0.0;
+        lane_mut(&mut block.friction)[lane] = pair.friction();
+        lane_mut(&mut block.restitution)[lane] = pair.restitution();
+        block.against_static.set(
+            lane,
+            r.b1 == SolverBodies::STATIC as u32 || r.b2 == SolverBodies::STATIC as u32,
         );
+        let impulse: FrictionImpulse = manifold.data;
+        lane_mut(&mut block.tangent_impulse[0])[lane] = impulse.tangent[0] * per_substep;
+        lane_mut(&mut block.tangent_impulse[1])[lane] = impulse.tangent[1] * per_substep;
+        lane_mut(&mut block.twist_impulse)[lane] = impulse.twist * per_substep;
+    }
+
+    let (rotation1, translation1) = (rotation1.quat(), translation1.vec3());
+    let (rotation2, translation2) = (rotation2.quat(), translation2.vec3());
+    let (center1, center2) = (center1.vec3(), center2.vec3());
+    let (v1, w1, v2, w2) = (v1.vec3(), w1.vec3(), v2.vec3(), w2.vec3());
+    let normal = rotate(rotation1, local_normal.vec3());
+    let tangents = orthonormal_pair(normal);
+    block.normal = normal;
+    block.tangents = tangents;
+
+    // The points: anchors midway between the two surfaces, their arms, and the normal speed
+    // before the solve; the sum of the anchors for the patch centre.
+    let mut anchors = [Vec3x4::default(); 4];
+    let mut sum = Vec3x4::default();
+    for (index, point) in points.iter_mut().enumerate() {
+        let real = lanes_below(&counts, index);
+        let a1 = transform(rotation1, translation1, point.arm.cross1);
+        let a2 = transform(rotation2, translation2, point.arm.cross2);
+        let anchor = (a1 + a2).scale(F4::splat(0.5));
+        let (r1, r2) = (anchor - center1, anchor - center2);
+        point.arm = block_bodies.arm(r1, r2, normal);
         point.arm.mass = select(real, point.arm.mass, F4::ZERO);
+        point.max_normal_impulse = F4::ZERO;
+        point.relative_velocity = select(
+            real,
+            normal.dot((v2 + w2.cross(r2)) - (v1 + w1.cross(r1))),
+            F4::ZERO,
+        );
+        sum = sum + select3(real, anchor, Vec3x4::default());
+        if let Some(slot) = anchors.get_mut(index) {
+            *slot = anchor;
+        }
     }
-    block.push = bodies.push(normal);
-    let (r1, r2) = (block.tangent_arms[0].cross1, block.tangent_arms[0].cross2);
+    let count = Vec4::new(
+        counts[0] as f32,
+        counts[1] as f32,
+        counts[2] as f32,
+        counts[3] as f32,
+    );
+    let used = count.cmpgt(F4::ZERO);
+    let center = Vec3x4 {
+        x: select(used, sum.x / count, F4::ZERO),
+        y: select(used, sum.y / count, F4::ZERO),
+        z: select(used, sum.z / count, F4::ZERO),
+    };
+    let mut radius = F4::ZERO;
+    for index in 0..points.len() {
+        let anchor = match anchors.get(index) {
+            Some(&anchor) => anchor,
+            // More than four points (a manifold no reduction saw): compute it again.
+            None => recompute_anchor(
+                refs,
+                graph,
+                index,
+                (rotation1, translation1),
+                (rotation2, translation2),
+            ),
+        };
+        let offset = anchor - center;
+        let length = offset.dot(offset).sqrt();
+        radius += select(lanes_below(&counts, index), length, F4::ZERO);
+    }
+    block.radius = select(used, radius / count, F4::ZERO);
+
+    // The friction patch at the centre.
+    let (r1, r2) = (center - center1, center - center2);
+    let tangent_velocity = tangent_velocity.vec3();
     for t in 0..2 {
-        block.tangent_arms[t] = bodies.arm(r1, r2, block.tangents[t]);
-        block.tangent_push[t] = bodies.push(block.tangents[t]);
+        block.tangent_arms[t] = block_bodies.arm(r1, r2, tangents[t]);
+        block.tangent_push[t] = block_bodies.push(tangents[t]);
+        block.target_speed[t] = tangents[t].dot(tangent_velocity);
     }
+    block.push = block_bodies.push(normal);
     block.twist = [
-        mat_vec(&bodies.inverse_inertia[0], normal),
-        mat_vec(&bodies.inverse_inertia[1], normal),
+        mat_vec(&block_bodies.inverse_inertia[0], normal),
+        mat_vec(&block_bodies.inverse_inertia[1], normal),
     ];
     block.twist_mass = positive_inverse(normal.dot(block.twist[0]) + normal.dot(block.twist[1]));
+}
+
+/// The lanes whose manifold has more than `index` points.
+#[inline(always)]
+fn lanes_below(counts: &[u32; LANES], index: usize) -> BVec4A {
+    BVec4A::new(
+        counts[0] as usize > index,
+        counts[1] as usize > index,
+        counts[2] as usize > index,
+        counts[3] as usize > index,
+    )
+}
+
+/// `mask ? a : b` for each component.
+#[inline(always)]
+fn select3(mask: BVec4A, a: Vec3x4, b: Vec3x4) -> Vec3x4 {
+    Vec3x4 {
+        x: select(mask, a.x, b.x),
+        y: select(mask, a.y, b.y),
+        z: select(mask, a.z, b.z),
+    }
+}
+
+/// The anchors of point `index` of the block's manifolds, from the contact graph again (for
+/// manifolds of more than four points, which the narrow phase normally reduces).
+fn recompute_anchor(
+    refs: &[ManifoldRef],
+    graph: &ContactGraph,
+    index: usize,
+    frame1: ((Vec3x4, F4), Vec3x4),
+    frame2: ((Vec3x4, F4), Vec3x4),
+) -> Vec3x4 {
+    let (mut p1, mut p2) = (Vec3x4::default(), Vec3x4::default());
+    for (lane, r) in refs.iter().enumerate() {
+        let pair = &graph.pairs[r.pair as usize];
+        let manifold = &pair.manifolds[r.manifold as usize];
+        let first = r.first_point as usize;
+        if let Some((_, c)) = manifold
+            .points
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| pair.modifications.point_enabled(first + i))
+            .nth(index)
+        {
+            p1.set_lane(lane, c.local_p1);
+            p2.set_lane(lane, c.local_p2);
+        }
+    }
+    let a1 = transform(frame1.0, frame1.1, p1);
+    let a2 = transform(frame2.0, frame2.1, p2);
+    (a1 + a2).scale(F4::splat(0.5))
 }
 
 /// Whether velocity rows run on the body items right after each contact pass (then the
