@@ -214,51 +214,117 @@ impl Stages {
     }
 
     fn run_parallel(&mut self, pool: &ComputeTaskPool, kernel: &(impl Fn(usize) + Sync)) {
-        let threads = pool.thread_num();
-        self.cut(threads);
-        let chunks = &self.chunks[..];
-        let cursor = AtomicUsize::new(0);
-        let finished = AtomicU32::new(0);
-        let work = |helper: bool| {
-            let mut helped = 0;
-            loop {
-                let index = cursor.fetch_add(1, Ordering::Relaxed);
-                let Some((blocks, wait_for)) = chunks.get(index) else {
-                    break;
-                };
-                // Every chunk of the previous colours has been claimed (the cursor passed
-                // them), so each is being run by a worker that needs nothing from this one.
-                let mut spins = 0u32;
-                while finished.load(Ordering::Acquire) < *wait_for {
-                    spins += 1;
-                    if spins < 64 {
-                        std::hint::spin_loop();
-                    } else {
-                        std::thread::yield_now();
-                    }
+        self.cut(pool.thread_num());
+        run_chunks(
+            pool,
+            self.chunks.len(),
+            |index| {
+                let (blocks, wait_for) = &self.chunks[index];
+                (*wait_for, blocks.start as usize..blocks.end as usize)
+            },
+            &|blocks: Range<usize>| {
+                for block in blocks {
+                    kernel(block);
                 }
-                for block in blocks.clone() {
-                    kernel(block as usize);
-                }
-                finished.fetch_add(1, Ordering::AcqRel);
-                helped += 1;
-            }
-            if helper && helped > 0 {
-                PARALLEL_COUNTERS
-                    .helper_chunks
-                    .fetch_add(helped, Ordering::Relaxed);
-            }
-        };
-        pool.scope(|scope| {
-            for _ in 1..threads {
-                scope.spawn(async { work(true) });
-            }
-            work(false);
-        });
-        PARALLEL_COUNTERS
-            .parallel_stages
-            .fetch_add(1, Ordering::Relaxed);
+            },
+        );
     }
+
+    /// Runs `kernel` on every block, in any order (for work where the blocks do not depend on
+    /// each other, such as building them): in parallel chunks when the stage is large.
+    pub(crate) fn run_independent(&self, kernel: impl Fn(usize) + Sync) {
+        let blocks = self.blocks();
+        match self.parallel_pool() {
+            Some(pool) => parallel_chunks(pool, blocks, 8, &|range: Range<usize>| {
+                range.for_each(&kernel)
+            }),
+            None => (0..blocks).for_each(kernel),
+        }
+    }
+}
+
+/// Runs `kernel` on `0..len` in chunks: in parallel on the compute task pool if `len` is at
+/// least `threshold` and the pool has more than one thread, else on the calling thread as
+/// one chunk. For loops whose iterations are independent (they write disjoint data).
+pub(crate) fn parallel_for(len: usize, threshold: usize, kernel: impl Fn(Range<usize>) + Sync) {
+    if len >= threshold
+        && let Some(pool) = ComputeTaskPool::try_get().filter(|pool| pool.thread_num() > 1)
+    {
+        parallel_chunks(pool, len, 64, &kernel);
+    } else {
+        kernel(0..len);
+    }
+}
+
+/// Runs `kernel` on `0..len` in about four chunks per thread (of at least `min_chunk`), with
+/// no order between them.
+fn parallel_chunks(
+    pool: &ComputeTaskPool,
+    len: usize,
+    min_chunk: usize,
+    kernel: &(impl Fn(Range<usize>) + Sync),
+) {
+    let size = len.div_ceil(pool.thread_num() * 4).max(min_chunk);
+    let chunks = len.div_ceil(size);
+    run_chunks(
+        pool,
+        chunks,
+        |index| (0, index * size..((index + 1) * size).min(len)),
+        kernel,
+    );
+}
+
+/// Runs `count` chunks on the compute task pool: the calling thread and `threads − 1` helper
+/// tasks claim chunks from one atomic cursor, in order; `chunk(index)` gives the chunk's
+/// range and how many chunks must have finished before it may start (see the module docs).
+/// One scope, however many chunks.
+fn run_chunks(
+    pool: &ComputeTaskPool,
+    count: usize,
+    chunk: impl Fn(usize) -> (u32, Range<usize>) + Sync,
+    kernel: &(impl Fn(Range<usize>) + Sync),
+) {
+    let threads = pool.thread_num();
+    let cursor = AtomicUsize::new(0);
+    let finished = AtomicU32::new(0);
+    let work = |helper: bool| {
+        let mut helped = 0;
+        loop {
+            let index = cursor.fetch_add(1, Ordering::Relaxed);
+            if index >= count {
+                break;
+            }
+            let (wait_for, range) = chunk(index);
+            // Every chunk before `wait_for` has been claimed (the cursor passed it), so each
+            // is being run by a worker that needs nothing from this one.
+            let mut spins = 0u32;
+            while finished.load(Ordering::Acquire) < wait_for {
+                spins += 1;
+                if spins < 64 {
+                    std::hint::spin_loop();
+                } else {
+                    std::thread::yield_now();
+                }
+            }
+            kernel(range);
+            finished.fetch_add(1, Ordering::AcqRel);
+            helped += 1;
+        }
+        if helper && helped > 0 {
+            PARALLEL_COUNTERS
+                .helper_chunks
+                .fetch_add(helped, Ordering::Relaxed);
+        }
+    };
+    pool.scope(|scope| {
+        for _ in 1..threads {
+            scope.spawn(async { work(true) });
+        }
+        work(false);
+    });
+    PARALLEL_COUNTERS
+        .parallel_stages
+        .fetch_add(1, Ordering::Relaxed);
 }
 
 /// Shared mutable access to a slice for the colour-parallel stages.

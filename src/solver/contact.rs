@@ -356,15 +356,23 @@ pub(crate) fn prepare_contacts(
     layout_blocks(contacts);
     // Impulses are stored per step; the solver accumulates per substep.
     let per_substep = 1.0 / time.substeps as Scalar;
-    let mut any_restitution = false;
-    for (block_index, &(start, end)) in contacts.block_manifolds.iter().enumerate() {
-        let block = &mut contacts.blocks[block_index];
-        let points = &mut contacts.points
-            [block.first_point as usize..(block.first_point + block.point_count) as usize];
-        let refs = &contacts.manifolds[start as usize..end as usize];
-        build_block(block, points, refs, &graph, bodies, per_substep);
-        any_restitution |= block.restitution.cmpgt(F4::ZERO).any();
-    }
+    let blocks = Shared::new(&mut contacts.blocks);
+    let points = Shared::new(&mut contacts.points);
+    let (manifolds, block_manifolds) = (&contacts.manifolds, &contacts.block_manifolds);
+    contacts.stages.run_independent(|index| {
+        let (start, end) = block_manifolds[index];
+        // SAFETY: each block (and its point slots) is built by one kernel call.
+        unsafe {
+            let block = blocks.get_mut(index);
+            let points = points.slice_mut(block.first_point as usize, block.point_count as usize);
+            let refs = &manifolds[start as usize..end as usize];
+            build_block(block, points, refs, &graph, bodies, per_substep);
+        }
+    });
+    let any_restitution = contacts
+        .blocks
+        .iter()
+        .any(|block| block.restitution.cmpgt(F4::ZERO).any());
     contacts.any_restitution = any_restitution;
 }
 
