@@ -1,10 +1,15 @@
-//! Time per physics step on four scenes, stepped headless exactly as the tests do (one
+//! Time per physics step on these scenes, stepped headless exactly as the tests do (one
 //! `app.update()` = one physics step with the default 4 substeps; 1/64 s unless noted).
 //!
 //! - `pyramid/base_20`: a pyramid of 210 unit cubes on a static ground, measured while it
 //!   settles and stands.
+//! - `large_pyramid/base_100`: the same with a base of 100 (5050 cubes) on a 400 × 2 × 400 m
+//!   ground (Box3D's large-pyramid benchmark), measured from its 6th step on.
 //! - `pile/4096_cubes`: a 16 × 16 × 16 grid of unit cubes dropped onto the ground, measured
 //!   from its 60th step on, as the bottom layers land and the pile collapses.
+//! - `free10k/balls`: 10,000 balls (radius 0.5 m) 3 m apart in a 25 × 16 × 25 grid, falling
+//!   with nothing to touch: the per-body cost of a step (integration, broad phase, writeback),
+//!   measured from its 6th step on.
 //! - `joint_grid/40x40`: 1600 balls (radius 0.4 m, 1 m apart, in no collision layer) joined
 //!   to their right and lower neighbours by 3120 spherical joints, hanging from the two top
 //!   corners (static) and swinging down, at a 1/60 s step, measured from its 10th step on.
@@ -31,8 +36,9 @@
 //! cargo bench --bench step
 //! ```
 
-use std::hint::black_box;
+mod common;
 
+use std::hint::black_box;
 use std::time::Duration;
 
 use bevy::ecs::entity::{EntityMapper, MapEntities};
@@ -43,60 +49,12 @@ use impetus3d::prelude::*;
 /// Physics step, s.
 const DT: f64 = 1.0 / 64.0;
 
-/// A headless app in which every further `update` is one physics step, with a static ground
-/// whose top face is at y = 0.
-fn app() -> App {
-    let mut app = impetus3d::headless_app(DT);
-    app.world_mut().spawn((
-        RigidBody::Static,
-        Collider::cuboid(200.0, 1.0, 200.0),
-        Transform::from_xyz(0.0, -0.5, 0.0),
-    ));
-    app
-}
-
-/// A unit cube that never sleeps.
-fn cube(position: Vec3) -> impl Bundle {
-    (
-        RigidBody::Dynamic,
-        Collider::cuboid(1.0, 1.0, 1.0),
-        SleepingDisabled,
-        Transform::from_translation(position),
-    )
-}
-
-/// A pyramid with `base` cubes in the bottom row, symmetric about x = 0, cubes exactly
-/// touching.
 fn pyramid(base: usize) -> App {
-    let mut app = app();
-    for row in 0..base {
-        let count = base - row;
-        for i in 0..count {
-            let x = i as f32 - 0.5 * (count - 1) as f32;
-            app.world_mut()
-                .spawn(cube(Vec3::new(x, 0.5 + row as f32, 0.0)));
-        }
-    }
-    app
+    common::pyramid(DT, base, common::GROUND).0
 }
 
-/// An `n × n × n` grid of cubes 1.1 m apart, its bottom layer 3 m above the ground.
 fn pile(n: usize) -> App {
-    let mut app = app();
-    let offset = 0.5 * (n - 1) as f32 * 1.1;
-    for i in 0..n {
-        for j in 0..n {
-            for k in 0..n {
-                let position = Vec3::new(
-                    i as f32 * 1.1 - offset,
-                    3.5 + j as f32 * 1.1,
-                    k as f32 * 1.1 - offset,
-                );
-                app.world_mut().spawn(cube(position));
-            }
-        }
-    }
-    app
+    common::pile(DT, n)
 }
 
 /// The `n × n` joint grid of the tests (`tests/joints_chain.rs`): balls of radius 0.4 m, 1 m
@@ -320,11 +278,7 @@ fn bench_joints_1000(c: &mut Criterion) {
     group.finish();
 }
 
-fn step(app: &mut App, steps: usize) {
-    for _ in 0..steps {
-        app.update();
-    }
-}
+use common::step;
 
 fn bench_pyramid(c: &mut Criterion) {
     let mut group = c.benchmark_group("pyramid");
@@ -339,38 +293,66 @@ fn bench_pyramid(c: &mut Criterion) {
     group.finish();
 }
 
+/// Times single steps of the scenes `fresh()` builds, from step `first` (the steps before it
+/// run untimed) to step `last`; at the end of that window a new scene is built, untimed, so
+/// every sample times the same window of the scene's life.
+fn windowed(b: &mut criterion::Bencher, fresh: impl Fn() -> App, first: usize, last: usize) {
+    let build = || {
+        let mut app = fresh();
+        step(&mut app, first - 1);
+        app
+    };
+    let mut app = build();
+    let mut steps = first - 1;
+    b.iter_custom(|iterations| {
+        let mut timed = Duration::ZERO;
+        for _ in 0..iterations {
+            if steps == last {
+                app = build();
+                steps = first - 1;
+            }
+            let start = std::time::Instant::now();
+            black_box(&mut app).update();
+            timed += start.elapsed();
+            steps += 1;
+        }
+        timed
+    });
+}
+
+fn bench_large_pyramid(c: &mut Criterion) {
+    let mut group = c.benchmark_group("large_pyramid");
+    group
+        .sample_size(10)
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(5));
+    // Steps 6 to 200, as in the side-by-side comparison.
+    let fresh = || common::pyramid(DT, 100, common::LARGE_GROUND).0;
+    group.bench_function("base_100", |b| windowed(b, fresh, 6, 200));
+    group.finish();
+}
+
+fn bench_free10k(c: &mut Criterion) {
+    let mut group = c.benchmark_group("free10k");
+    group
+        .sample_size(10)
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(3));
+    // Steps 6 to 125: kept short, since a falling body's speculative box grows with its
+    // speed.
+    group.bench_function("balls", |b| windowed(b, || common::free_balls(DT), 6, 125));
+    group.finish();
+}
+
 fn bench_pile(c: &mut Criterion) {
     let mut group = c.benchmark_group("pile");
     group
         .sample_size(10)
         .warm_up_time(Duration::from_secs(1))
         .measurement_time(Duration::from_secs(5));
-    // Steps 60 to 300: the bottom layer has landed (just under a second of falling) and the
-    // pile collapses onto it. The scene changes as it goes, so every sample times the same
-    // window of its life: at the end of the window a new pile is built, untimed.
-    let fresh = || {
-        let mut app = pile(16);
-        step(&mut app, 60);
-        app
-    };
-    let mut app = fresh();
-    let mut steps = 60;
-    group.bench_function("4096_cubes", |b| {
-        b.iter_custom(|iterations| {
-            let mut timed = Duration::ZERO;
-            for _ in 0..iterations {
-                if steps == 300 {
-                    app = fresh();
-                    steps = 60;
-                }
-                let start = std::time::Instant::now();
-                black_box(&mut app).update();
-                timed += start.elapsed();
-                steps += 1;
-            }
-            timed
-        })
-    });
+    // Steps 61 to 300: the bottom layer has landed (just under a second of falling) and the
+    // pile collapses onto it.
+    group.bench_function("4096_cubes", |b| windowed(b, || pile(16), 61, 300));
     group.finish();
 }
 
@@ -402,7 +384,9 @@ fn bench_chain(c: &mut Criterion) {
 criterion_group!(
     benches,
     bench_pyramid,
+    bench_large_pyramid,
     bench_pile,
+    bench_free10k,
     bench_joint_grid,
     bench_chain,
     bench_joints_1000

@@ -63,12 +63,6 @@ pub(crate) fn rotation_vector(q: Quaternion) -> Vector {
     xyz / sin_half * (2.0 * sin_half.atan2(q.w))
 }
 
-/// Two unit vectors that, with `n`, form a right-handed orthonormal basis.
-#[inline]
-pub(crate) fn tangent_basis(n: Vector) -> (Vector, Vector) {
-    n.any_orthonormal_pair()
-}
-
 /// True when every component is finite.
 #[inline]
 pub(crate) fn is_finite_quat(q: Quaternion) -> bool {

@@ -9,6 +9,8 @@
 //! Both schedules use the single-threaded executor: their systems are a strict chain, and the
 //! parallel work (with the `parallel` feature) happens inside systems on Bevy's task pools.
 
+use std::sync::atomic::AtomicU64;
+
 use bevy::ecs::schedule::{InternedScheduleLabel, ScheduleLabel, SingleThreadedExecutor};
 use bevy::prelude::*;
 
@@ -237,3 +239,21 @@ fn run_substeps(world: &mut World) {
     });
     world.resource_mut::<PhysicsStepTime>().substep = 0;
 }
+
+/// Counters that show whether (and how much) the parallel paths ran. Not part of the API:
+/// the determinism test reads them.
+#[doc(hidden)]
+#[derive(Debug, Default)]
+pub struct ParallelCounters {
+    /// Solver stages and narrow phases that opened a scope and ran chunks on several workers.
+    pub parallel_stages: AtomicU64,
+    /// Chunks run by helper tasks (not by the thread that opened the scope).
+    pub helper_chunks: AtomicU64,
+}
+
+/// The process-wide counters.
+#[doc(hidden)]
+pub static PARALLEL_COUNTERS: ParallelCounters = ParallelCounters {
+    parallel_stages: AtomicU64::new(0),
+    helper_chunks: AtomicU64::new(0),
+};

@@ -98,6 +98,8 @@ pub(crate) struct BroadPhase {
     leaves: Vec<u32>,
     /// Counts tree updates, to tell leaves seen in the latest one from stale ones.
     generation: u64,
+    /// This step's pairs with their entities' bits, for sorting without indirection.
+    keyed_pairs: Vec<(u64, u64, u32, u32)>,
 }
 
 impl BroadPhase {
@@ -283,8 +285,8 @@ pub(crate) fn collect_colliders(
 pub(crate) fn find_pairs(mut broad: ResMut<BroadPhase>, exclusions: Res<CollisionExclusions>) {
     let broad = &mut *broad;
     broad.update_tree();
-    broad.pairs.clear();
-    let (proxies, pairs, leaf_proxy) = (&broad.proxies, &mut broad.pairs, &broad.leaf_proxy);
+    broad.keyed_pairs.clear();
+    let (proxies, keyed, leaf_proxy) = (&broad.proxies, &mut broad.keyed_pairs, &broad.leaf_proxy);
     broad
         .bvh
         .traverse_bvtt_single_tree::<false>(&mut broad.workspace, &mut |l1, l2| {
@@ -292,14 +294,21 @@ pub(crate) fn find_pairs(mut broad: ResMut<BroadPhase>, exclusions: Res<Collisio
             let b = leaf_proxy[l2 as usize].0;
             let (p1, p2) = (&proxies[a as usize], &proxies[b as usize]);
             if may_interact(p1, p2) && !exclusions.excludes(p1.body, p2.body) {
-                pairs.push(if p1.entity < p2.entity {
-                    (a, b)
+                let (k1, k2) = (p1.entity.to_bits(), p2.entity.to_bits());
+                keyed.push(if k1 < k2 {
+                    (k1, k2, a, b)
                 } else {
-                    (b, a)
+                    (k2, k1, b, a)
                 });
             }
         });
-    pairs.sort_unstable_by_key(|&(a, b)| (proxies[a as usize].entity, proxies[b as usize].entity));
+    // By entity (`Entity`'s order is its bits' order), so that downstream order never depends
+    // on the tree's shape; the keys are distinct.
+    keyed.sort_unstable();
+    broad.pairs.clear();
+    broad
+        .pairs
+        .extend(broad.keyed_pairs.iter().map(|&(_, _, a, b)| (a, b)));
 }
 
 /// Filters pairs that can never produce contacts or events.

@@ -1,28 +1,49 @@
-//! Graph colouring of contact constraints, so that each colour can be solved in parallel.
+//! Graph colouring of contact constraints, their grouping into blocks of four for the wide
+//! solver, and the stage runner that solves the colours one after another, each in parallel
+//! chunks when the scene is large enough.
+//!
+//! ## Colouring
 //!
 //! Two constraints conflict when they move the same dynamic body. Constraints are coloured
 //! greedily in their (deterministic) order: each takes the lowest colour that neither of its
 //! dynamic bodies has used yet; static and kinematic bodies are only read by the solver, so
 //! any number of constraints of one colour may share them. Constraints that find no free
-//! colour go to an overflow group solved on one thread. The constraints are then reordered by
-//! colour. Within a colour every constraint reads and writes its own bodies only, so solving a
-//! colour in parallel chunks gives bit-identical results for any number of threads — the same
-//! results as solving it on one thread.
+//! colour go to an overflow group solved in order on one thread. The constraints are then
+//! reordered by colour. Within a colour every constraint reads and writes its own bodies
+//! only, so the constraints of a colour can be solved in any order, four at a time in the
+//! lanes of one block, or in parallel chunks, with bit-identical results — the same results
+//! as solving them one by one. Box2D v3 partitions its constraint graph the same way (Catto,
+//! "Solver2D", 2024; the graph colouring of Box2D v3's `constraint_graph.c`).
 //!
-//! Box2D v3 partitions its constraint graph the same way (Catto, "Solver2D", 2024).
+//! ## Stages
+//!
+//! A *stage* (warm start, solve, relax, restitution) runs every block once, colour after
+//! colour. On one thread that is a plain loop. With the `parallel` feature, a large enough
+//! scene and more than one compute thread, a stage opens **one** scope on Bevy's compute task
+//! pool, however many colours there are: the calling thread and `threads − 1` helper tasks
+//! claim chunks of blocks from one atomic cursor that runs through the colours in order, and a
+//! chunk of colour `c` starts only when every chunk before its colour has finished (a counter
+//! of finished chunks). Nobody waits for a *worker*, only for chunks someone has claimed and is
+//! running, so a helper that starts late (its thread was busy) finds less or nothing to do,
+//! and the stage never deadlocks. This is the shape of Box2D v3's solver stages (Catto,
+//! "Solver2D"; `solver.c`'s stage/block scheme), on Bevy's task pool.
 
 use std::ops::Range;
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 
 use bevy::tasks::ComputeTaskPool;
 
-use super::solver_body::RigidBodyQueryItem;
-use crate::math::{Scalar, Vector};
+use crate::schedule::PARALLEL_COUNTERS;
 
 /// Colours available before constraints overflow into the sequential group.
 const COLOURS: usize = 63;
 
-/// Below this many constraints a colour is solved on the calling thread.
-const PARALLEL_CONSTRAINTS: usize = 128;
+/// Lanes per block of the wide solver.
+pub(crate) const LANES: usize = 4;
+
+/// Below this many blocks a stage runs on the calling thread: a scope and its
+/// synchronisation cost more than they save.
+pub(crate) const PARALLEL_BLOCKS: usize = 96;
 
 /// Something that acts on two bodies of the dense storage.
 pub(crate) trait TwoBody {
@@ -33,10 +54,11 @@ pub(crate) trait TwoBody {
 /// The colour ranges of a reordered constraint list, and scratch space reused across steps.
 #[derive(Default)]
 pub(crate) struct Colouring {
-    /// Ranges of the constraint list, one per colour in order; the last may be the overflow.
-    ranges: Vec<Range<usize>>,
-    /// Whether the last range is the overflow group (which must be solved sequentially).
-    overflow: bool,
+    /// Ranges of the constraint list, one per colour in order (the overflow group excluded).
+    pub colours: Vec<Range<usize>>,
+    /// The overflow group (solved in order on one thread); empty if every constraint found a
+    /// colour.
+    pub overflow: Range<usize>,
     used: Vec<u64>,
     colour_of: Vec<u8>,
     counts: Vec<usize>,
@@ -78,18 +100,18 @@ impl Colouring {
             self.colour_of.push(colour as u8);
             self.counts[colour] += 1;
         }
-        // Counting sort into `scratch`, then swap.
+        // Counting sort into `scratch`, then copy back.
         let mut starts = [0usize; COLOURS + 1];
         let mut total = 0;
-        self.ranges.clear();
+        self.colours.clear();
         for (colour, &count) in self.counts.iter().enumerate() {
             starts[colour] = total;
-            if count > 0 {
-                self.ranges.push(total..total + count);
+            if count > 0 && colour < COLOURS {
+                self.colours.push(total..total + count);
             }
             total += count;
         }
-        self.overflow = self.counts[COLOURS] > 0;
+        self.overflow = starts[COLOURS]..total;
         scratch.clear();
         scratch.extend_from_slice(constraints);
         for (c, &colour) in scratch.iter().zip(&self.colour_of) {
@@ -97,111 +119,277 @@ impl Colouring {
             starts[colour as usize] += 1;
         }
     }
+}
 
-    /// Runs `f` on every constraint, colour after colour, each large colour in parallel
-    /// chunks on the compute task pool.
-    pub(crate) fn for_each<T: TwoBody + Send>(
-        &self,
-        constraints: &mut [T],
-        bodies: &mut [RigidBodyQueryItem],
-        f: impl Fn(&mut T, &mut BodyState, &mut BodyState) + Sync,
-    ) {
-        let access = BodyAccess(bodies.as_mut_ptr(), bodies.len());
-        let run = |c: &mut T| {
-            let (a, b) = c.bodies();
-            // SAFETY: see `BodyAccess`. Within one colour no other constraint touches the
-            // dynamic bodies of `c`, and non-dynamic bodies are copied, never written back.
-            unsafe { access.with_pair(a, b, |x, y| f(c, x, y)) }
-        };
-        let pool = ComputeTaskPool::try_get().filter(|p| p.thread_num() > 1);
-        for (i, range) in self.ranges.iter().enumerate() {
-            let group = &mut constraints[range.clone()];
-            let sequential = self.overflow && i + 1 == self.ranges.len();
-            match pool {
-                Some(pool) if !sequential && group.len() >= PARALLEL_CONSTRAINTS => {
-                    let chunk = group.len().div_ceil(pool.thread_num() * 4).max(32);
-                    pool.scope(|scope| {
-                        for part in group.chunks_mut(chunk) {
-                            let run = &run;
-                            scope.spawn(async move { part.iter_mut().for_each(run) });
-                        }
-                    });
-                }
-                _ => group.iter_mut().for_each(run),
+/// The order in which a stage runs the blocks: block ranges per colour, then the overflow
+/// blocks (one constraint each, in order), and the parallel chunks of both.
+#[derive(Default)]
+pub(crate) struct Stages {
+    /// Blocks of each colour.
+    pub colours: Vec<Range<u32>>,
+    /// Blocks of the overflow group, run in order by one worker.
+    pub overflow: Range<u32>,
+    /// Parallel chunks: the blocks of each, and the index of the first chunk of its colour
+    /// (every chunk before that must have finished before it starts).
+    chunks: Vec<(Range<u32>, u32)>,
+    /// The thread count `chunks` were cut for (0: not cut).
+    chunked_for: usize,
+}
+
+impl Stages {
+    /// Total number of blocks.
+    pub(crate) fn blocks(&self) -> usize {
+        self.overflow.end as usize
+    }
+
+    /// Forgets the chunks (the blocks changed).
+    pub(crate) fn clear(&mut self) {
+        self.colours.clear();
+        self.overflow = 0..0;
+        self.chunks.clear();
+        self.chunked_for = 0;
+    }
+
+    /// The compute pool if this stage is worth running in parallel.
+    pub(crate) fn parallel_pool(&self) -> Option<&'static ComputeTaskPool> {
+        if self.blocks() < PARALLEL_BLOCKS {
+            return None;
+        }
+        ComputeTaskPool::try_get().filter(|pool| pool.thread_num() > 1)
+    }
+
+    /// Cuts every colour into chunks for `threads` workers (about four per worker, at least
+    /// eight blocks each); the overflow group is one chunk.
+    fn cut(&mut self, threads: usize) {
+        if self.chunked_for == threads {
+            return;
+        }
+        self.chunks.clear();
+        for colour in &self.colours {
+            let first = self.chunks.len() as u32;
+            let len = colour.len();
+            let size = len.div_ceil(threads * 4).max(8) as u32;
+            let mut start = colour.start;
+            while start < colour.end {
+                let end = (start + size).min(colour.end);
+                self.chunks.push((start..end, first));
+                start = end;
             }
+        }
+        if !self.overflow.is_empty() {
+            let first = self.chunks.len() as u32;
+            self.chunks.push((self.overflow.clone(), first));
+        }
+        self.chunked_for = threads;
+    }
+
+    /// Runs `kernel` on every block: colour after colour, then the overflow blocks in order.
+    /// Large stages run on the compute task pool (see the module docs); the result is the
+    /// same bit for bit.
+    pub(crate) fn run(&mut self, kernel: impl Fn(usize) + Sync) {
+        if let Some(pool) = self.parallel_pool() {
+            self.run_parallel(pool, &kernel);
+        } else {
+            self.run_serial(&kernel);
+        }
+    }
+
+    /// Runs every block on the calling thread.
+    pub(crate) fn run_serial(&self, kernel: &impl Fn(usize)) {
+        for colour in &self.colours {
+            for block in colour.clone() {
+                kernel(block as usize);
+            }
+        }
+        for block in self.overflow.clone() {
+            kernel(block as usize);
+        }
+    }
+
+    fn run_parallel(&mut self, pool: &ComputeTaskPool, kernel: &(impl Fn(usize) + Sync)) {
+        self.cut(pool.thread_num());
+        run_chunks(
+            pool,
+            self.chunks.len(),
+            |index| {
+                let (blocks, wait_for) = &self.chunks[index];
+                (*wait_for, blocks.start as usize..blocks.end as usize)
+            },
+            &|blocks: Range<usize>| {
+                for block in blocks {
+                    kernel(block);
+                }
+            },
+        );
+    }
+
+    /// Runs `kernel` on every block, in any order (for work where the blocks do not depend on
+    /// each other, such as building them): in parallel chunks when the stage is large.
+    pub(crate) fn run_independent(&self, kernel: impl Fn(usize) + Sync) {
+        let blocks = self.blocks();
+        match self.parallel_pool() {
+            Some(pool) => parallel_chunks(pool, blocks, 8, &|range: Range<usize>| {
+                range.for_each(&kernel)
+            }),
+            None => (0..blocks).for_each(kernel),
         }
     }
 }
 
-/// Raw access to the dense body storage for the colour-parallel solve.
+/// Runs `kernel` on `0..len` in chunks: in parallel on the compute task pool if `len` is at
+/// least `threshold` and the pool has more than one thread, else on the calling thread as
+/// one chunk. For loops whose iterations are independent (they write disjoint data).
+pub(crate) fn parallel_for(len: usize, threshold: usize, kernel: impl Fn(Range<usize>) + Sync) {
+    if len >= threshold
+        && let Some(pool) = ComputeTaskPool::try_get().filter(|pool| pool.thread_num() > 1)
+    {
+        parallel_chunks(pool, len, 64, &kernel);
+    } else {
+        kernel(0..len);
+    }
+}
+
+/// Runs `kernel` on `0..len` in about four chunks per thread (of at least `min_chunk`), with
+/// no order between them.
+fn parallel_chunks(
+    pool: &ComputeTaskPool,
+    len: usize,
+    min_chunk: usize,
+    kernel: &(impl Fn(Range<usize>) + Sync),
+) {
+    let size = len.div_ceil(pool.thread_num() * 4).max(min_chunk);
+    let chunks = len.div_ceil(size);
+    run_chunks(
+        pool,
+        chunks,
+        |index| (0, index * size..((index + 1) * size).min(len)),
+        kernel,
+    );
+}
+
+/// Runs `count` chunks on the compute task pool: the calling thread and `threads − 1` helper
+/// tasks claim chunks from one atomic cursor, in order; `chunk(index)` gives the chunk's
+/// range and how many chunks must have finished before it may start (see the module docs).
+/// One scope, however many chunks.
+fn run_chunks(
+    pool: &ComputeTaskPool,
+    count: usize,
+    chunk: impl Fn(usize) -> (u32, Range<usize>) + Sync,
+    kernel: &(impl Fn(Range<usize>) + Sync),
+) {
+    let threads = pool.thread_num();
+    let cursor = AtomicUsize::new(0);
+    let finished = AtomicU32::new(0);
+    let work = |helper: bool| {
+        let mut helped = 0;
+        loop {
+            let index = cursor.fetch_add(1, Ordering::Relaxed);
+            if index >= count {
+                break;
+            }
+            let (wait_for, range) = chunk(index);
+            // Every chunk before `wait_for` has been claimed (the cursor passed it), so each
+            // is being run by a worker that needs nothing from this one.
+            let mut spins = 0u32;
+            while finished.load(Ordering::Acquire) < wait_for {
+                spins += 1;
+                if spins < 64 {
+                    std::hint::spin_loop();
+                } else {
+                    std::thread::yield_now();
+                }
+            }
+            kernel(range);
+            finished.fetch_add(1, Ordering::AcqRel);
+            helped += 1;
+        }
+        if helper && helped > 0 {
+            PARALLEL_COUNTERS
+                .helper_chunks
+                .fetch_add(helped, Ordering::Relaxed);
+        }
+    };
+    pool.scope(|scope| {
+        for _ in 1..threads {
+            scope.spawn(async { work(true) });
+        }
+        work(false);
+    });
+    PARALLEL_COUNTERS
+        .parallel_stages
+        .fetch_add(1, Ordering::Relaxed);
+}
+
+/// Shared mutable access to a slice for the colour-parallel stages.
 ///
-/// Invariant upheld by [`Colouring`]: while a colour is solved, each body with a non-zero
-/// inverse mass is used by at most one constraint, and bodies with zero inverse mass (the
-/// shared static slot, kinematic bodies) are only read. `with_pair` works on copies and
-/// writes back only bodies with a non-zero inverse mass, so no two threads ever write the same
-/// memory, and nothing is read while another thread writes it.
-#[derive(Clone, Copy)]
-struct BodyAccess(*mut RigidBodyQueryItem, usize);
+/// Invariant upheld by the stage runner and the colouring: while a colour is solved, each
+/// block is run by exactly one worker, each block's data is written only by the kernel run on
+/// that block, and each body with a non-zero inverse mass is used by at most one block lane of
+/// the colour; bodies with zero inverse mass (the shared static slot, kinematic bodies) are
+/// only read. So no two threads ever write the same element, and nothing is read while
+/// another thread writes it. Colours are separated by the runner's acquire/release counter.
+pub(crate) struct Shared<T> {
+    ptr: *mut T,
+    len: usize,
+}
 
-// SAFETY: the pointer is only dereferenced under the invariant above.
-unsafe impl Send for BodyAccess {}
+impl<T> Clone for Shared<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T> Copy for Shared<T> {}
+
+// SAFETY: elements are only accessed under the invariant above.
+unsafe impl<T: Send> Send for Shared<T> {}
 // SAFETY: as above.
-unsafe impl Sync for BodyAccess {}
+unsafe impl<T: Send> Sync for Shared<T> {}
 
-impl BodyAccess {
-    /// Calls `f` on copies of bodies `a` and `b`, then writes back the dynamic ones.
+impl<T> Shared<T> {
+    pub(crate) fn new(slice: &mut [T]) -> Self {
+        Self {
+            ptr: slice.as_mut_ptr(),
+            len: slice.len(),
+        }
+    }
+
+    /// The element at `index`, for reading.
     ///
     /// # Safety
-    /// `a` and `b` are distinct in-bounds slots, and the invariant of [`BodyAccess`] holds.
-    unsafe fn with_pair(self, a: u32, b: u32, f: impl FnOnce(&mut BodyState, &mut BodyState)) {
-        let (a, b) = (a as usize, b as usize);
-        assert!(
-            a != b && a < self.1 && b < self.1,
-            "contact bodies are distinct slots"
-        );
-        // SAFETY: in bounds (checked above); no other thread writes these bodies now.
-        let (mut x, mut y) = unsafe {
-            (
-                BodyState::load(&*self.0.add(a)),
-                BodyState::load(&*self.0.add(b)),
-            )
-        };
-        f(&mut x, &mut y);
-        for (slot, body) in [(a, &x), (b, &y)] {
-            if body.inverse_mass > 0.0 {
-                // SAFETY: in bounds; this constraint is the only one using this dynamic body
-                // in the current colour.
-                unsafe {
-                    let target = &mut *self.0.add(slot);
-                    target.linear_velocity = body.linear_velocity;
-                    target.angular_velocity = body.angular_velocity;
-                }
-            }
-        }
+    /// No other thread writes it while the reference lives (see [`Shared`]).
+    #[inline(always)]
+    pub(crate) unsafe fn get(&self, index: usize) -> &T {
+        assert!(index < self.len, "index {index} out of bounds {}", self.len);
+        // SAFETY: in bounds; no concurrent writer (the caller's contract).
+        unsafe { &*self.ptr.add(index) }
     }
-}
 
-/// What the contact solver reads of a body, copied out of the dense storage for one
-/// constraint; only the velocities are written back.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct BodyState {
-    pub linear_velocity: Vector,
-    pub angular_velocity: Vector,
-    pub inverse_mass: Scalar,
-    /// Centre-of-mass displacement since the start of the step.
-    pub moved: Vector,
-    /// Rotation since the start of the step, as a small-angle rotation vector.
-    pub turned: Vector,
-}
+    /// The element at `index`, for writing.
+    ///
+    /// # Safety
+    /// No other thread reads or writes it while the reference lives (see [`Shared`]).
+    #[inline(always)]
+    #[allow(clippy::mut_from_ref)]
+    pub(crate) unsafe fn get_mut(&self, index: usize) -> &mut T {
+        assert!(index < self.len, "index {index} out of bounds {}", self.len);
+        // SAFETY: in bounds; exclusive for the caller (its contract).
+        unsafe { &mut *self.ptr.add(index) }
+    }
 
-impl BodyState {
-    fn load(body: &RigidBodyQueryItem) -> Self {
-        Self {
-            linear_velocity: body.linear_velocity,
-            angular_velocity: body.angular_velocity,
-            inverse_mass: body.inverse_mass,
-            moved: body.accumulated_translation,
-            turned: body.turned,
-        }
+    /// `len` elements from `start`, for writing.
+    ///
+    /// # Safety
+    /// No other thread reads or writes them while the slice lives (see [`Shared`]).
+    #[inline(always)]
+    #[allow(clippy::mut_from_ref)]
+    pub(crate) unsafe fn slice_mut(&self, start: usize, len: usize) -> &mut [T] {
+        assert!(
+            start <= self.len && len <= self.len - start,
+            "range {start}+{len} out of bounds {}",
+            self.len
+        );
+        // SAFETY: in bounds; exclusive for the caller (its contract).
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.add(start), len) }
     }
 }

@@ -1,4 +1,5 @@
-//! The soft-step contact solver (Catto, "Solver2D: soft step", 2024; Box2D v3).
+//! The soft-step contact solver (Catto, "Solver2D: soft step", 2024; Box2D v3), solved four
+//! manifolds at a time.
 //!
 //! Once per step, every manifold with an awake dynamic body becomes a contact constraint:
 //! anchors relative to each centre of mass, effective masses, friction, restitution, the
@@ -24,151 +25,244 @@
 //! the combined ones, and a tangent (surface) velocity becomes a target speed per friction
 //! direction, precomputed per step, that the friction rows drive the relative tangential
 //! speed toward instead of zero (as Box2D's `tangentSpeed` does): one subtraction per row.
+//!
+//! ## The wide solver
+//!
+//! The constraints are graph-coloured ([`colouring`](super::colouring)): within a colour no
+//! two constraints move the same dynamic body. Each colour is cut into *blocks* of four
+//! constraints, stored as structure of arrays (one [`Vec3x4`] per vector quantity, one lane per
+//! manifold; each contact point slot of a block is a [`PointBlock`]), and a block is solved
+//! with four-lane arithmetic: its eight bodies' velocities are gathered from the compact body
+//! states ([`BodyState`]) into lanes, every point and the friction patch are solved for all
+//! four manifolds at once, and the dynamic bodies are scattered back. This is Box2D v3's wide
+//! contact solver (`contact_solver.c`; Catto, "SIMD Matters", 2024) in 3D with 4 lanes (SSE2 /
+//! NEON through glam's `Vec4`). A manifold keeps the Gauss–Seidel order of its own points
+//! and friction, and constraints of one colour never share a dynamic body, so a block computes
+//! exactly what solving its four manifolds one after another would; the blocks of a colour
+//! are sorted by point count so their lanes are alike (a lane with fewer points carries
+//! zero-mass padding points, which apply nothing).
+//!
+//! The body velocities the passes work on live in [`SolverBodies::states`] from the warm start
+//! to the end of the relax pass (see [`SolverBodies`]); velocity rows, which run on the full
+//! body items right after each contact pass, make the contact systems copy them back and forth
+//! around themselves.
 
+use bevy::math::BVec4A;
 use bevy::prelude::*;
-use smallvec::SmallVec;
 
-use super::colouring::{BodyState, Colouring, TwoBody};
+use super::colouring::{Colouring, LANES, Shared, Stages, TwoBody};
+use super::rows::VelocityRows;
 use super::softness::SoftCoefficients;
-use super::solver_body::{RigidBodyQueryItem, SolverBodies};
+use super::solver_body::{BodyState, RigidBodyQueryItem, SolverBodies};
+use super::wide::{F4, Vec3x4, lane_mut, select, transpose_in, transpose_out};
 use crate::collision::{ContactGraph, FrictionImpulse};
-use crate::math::{Scalar, Vector, tangent_basis};
+use crate::math::Scalar;
 use crate::schedule::PhysicsStepTime;
 use crate::settings::SolverConfig;
+use bevy::math::{Mat4, Vec4};
 
-/// How an impulse along a fixed direction `d` at anchors `r₁`, `r₂` acts on two bodies,
-/// precomputed once per step (the direction, anchors and step inertia do not change within
-/// it): the speed along `d` is `d·(v₂ − v₁) + (r₂ × d)·ω₂ − (r₁ × d)·ω₁`, and an impulse `λ`
-/// turns the bodies by `∓λ I⁻¹ (r × d)`.
+/// How an impulse along a fixed direction `d` at anchors `r₁`, `r₂` acts on two bodies, for
+/// four manifolds, precomputed once per step (the direction, anchors and step inertia do not
+/// change within it): the speed along `d` is `d·(v₂ − v₁) + (r₂ × d)·ω₂ − (r₁ × d)·ω₁`, and an
+/// impulse `λ` turns the bodies by `∓λ I⁻¹ (r × d)`.
 #[derive(Clone, Copy, Debug, Default)]
 struct Arm {
-    cross1: Vector,
-    cross2: Vector,
-    turn1: Vector,
-    turn2: Vector,
+    cross1: Vec3x4,
+    cross2: Vec3x4,
+    turn1: Vec3x4,
+    turn2: Vec3x4,
     /// `1 / (d·w₁ d + d·w₂ d + (r₁×d)ᵀ I₁⁻¹ (r₁×d) + (r₂×d)ᵀ I₂⁻¹ (r₂×d))`.
-    mass: Scalar,
+    mass: F4,
 }
 
 impl Arm {
-    fn new(
-        body1: &RigidBodyQueryItem,
-        body2: &RigidBodyQueryItem,
-        r1: Vector,
-        r2: Vector,
-        d: Vector,
-    ) -> Self {
-        let (cross1, cross2) = (r1.cross(d), r2.cross(d));
-        let (turn1, turn2) = (
-            body1.step_inverse_inertia * cross1,
-            body2.step_inverse_inertia * cross2,
-        );
-        let k = body1.inverse_mass * (body1.translation_mask * d).dot(d)
-            + body2.inverse_mass * (body2.translation_mask * d).dot(d)
-            + cross1.dot(turn1)
-            + cross2.dot(turn2);
-        Self {
-            cross1,
-            cross2,
-            turn1,
-            turn2,
-            mass: if k > 0.0 { 1.0 / k } else { 0.0 },
-        }
-    }
-
     /// Relative speed along `d` (the linear part is passed in, shared by all arms along `d`).
-    #[inline]
-    fn speed(&self, linear: Scalar, body1: &BodyState, body2: &BodyState) -> Scalar {
-        linear + self.cross2.dot(body2.angular_velocity) - self.cross1.dot(body1.angular_velocity)
+    #[inline(always)]
+    fn speed(&self, linear: F4, bodies: &Bodies) -> F4 {
+        linear + self.cross2.dot(bodies.w2) - self.cross1.dot(bodies.w1)
     }
 
     /// Applies `λ` along `d` to body 2 and `−λ` to body 1; `push` is `d` scaled by each
     /// body's (masked) inverse mass.
-    #[inline]
-    fn apply(
-        &self,
-        push: &[Vector; 2],
-        lambda: Scalar,
-        body1: &mut BodyState,
-        body2: &mut BodyState,
-    ) {
-        body1.linear_velocity -= lambda * push[0];
-        body1.angular_velocity -= lambda * self.turn1;
-        body2.linear_velocity += lambda * push[1];
-        body2.angular_velocity += lambda * self.turn2;
+    #[inline(always)]
+    fn apply(&self, push: &[Vec3x4; 2], lambda: F4, bodies: &mut Bodies) {
+        bodies.v1 -= push[0].scale(lambda);
+        bodies.w1 -= self.turn1.scale(lambda);
+        bodies.v2 += push[1].scale(lambda);
+        bodies.w2 += self.turn2.scale(lambda);
     }
 }
 
-/// `d` scaled by each body's masked inverse mass: the velocity change per unit impulse.
-fn push(body1: &RigidBodyQueryItem, body2: &RigidBodyQueryItem, d: Vector) -> [Vector; 2] {
-    [
-        body1.inverse_mass * body1.translation_mask * d,
-        body2.inverse_mass * body2.translation_mask * d,
-    ]
-}
-
-/// One contact point of a contact constraint.
+/// One contact point slot of a block: the `p`-th point of each of its four manifolds (zero
+/// for a manifold with fewer points: a zero mass applies nothing).
 #[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct ContactConstraintPoint {
+pub(crate) struct PointBlock {
     arm: Arm,
     /// Separation at the step start.
-    separation: Scalar,
-    normal_impulse: Scalar,
-    max_normal_impulse: Scalar,
+    separation: F4,
+    normal_impulse: F4,
+    max_normal_impulse: F4,
     /// Normal speed before the solve, for restitution.
-    relative_velocity: Scalar,
+    relative_velocity: F4,
 }
 
-/// The friction of a whole manifold, applied at the centre of its points.
+/// Four contact manifolds of one colour, in lanes.
 #[derive(Clone, Copy, Debug, Default)]
-struct FrictionPatch {
-    arms: [Arm; 2],
-    push: [[Vector; 2]; 2],
-    /// `I⁻¹ n` of each body, and the effective mass of a twist about the normal.
-    twist: [Vector; 2],
-    twist_mass: Scalar,
-    /// Mean distance of the points from the centre: the twist friction's lever arm.
-    radius: Scalar,
-    tangent_impulse: [Scalar; 2],
-    twist_impulse: Scalar,
-    /// Target relative speed along each tangent: the pair's tangent velocity, or zero.
-    target_speed: [Scalar; 2],
-}
-
-/// A contact manifold prepared for the solver.
-#[derive(Clone, Debug)]
-pub(crate) struct ContactConstraint {
-    b1: u32,
-    b2: u32,
-    normal: Vector,
-    tangents: [Vector; 2],
-    push: [Vector; 2],
-    friction: Scalar,
-    restitution: Scalar,
-    /// Contacts with a static or sleeping body use the stiffer coefficients.
-    against_static: bool,
-    points: SmallVec<[ContactConstraintPoint; 4]>,
-    patch: FrictionPatch,
-    /// Where the impulses go back to: contact pair and manifold index, and the pair-wide
-    /// index of the manifold's first point.
-    pair: u32,
-    manifold: u32,
+pub(crate) struct ContactBlock {
+    body1: [u32; LANES],
+    body2: [u32; LANES],
+    /// Whether each lane's body moves (is dynamic) and must be written back.
+    write1: [bool; LANES],
+    write2: [bool; LANES],
+    /// The block's point slots in [`ContactConstraints::points`].
     first_point: u32,
+    point_count: u32,
+    normal: Vec3x4,
+    push: [Vec3x4; 2],
+    friction: F4,
+    restitution: F4,
+    /// Contacts with a static or sleeping body use the stiffer coefficients.
+    against_static: BVec4A,
+    // The friction patch, at the centre of the points.
+    tangents: [Vec3x4; 2],
+    tangent_arms: [Arm; 2],
+    tangent_push: [[Vec3x4; 2]; 2],
+    /// `I⁻¹ n` of each body, and the effective mass of a twist about the normal.
+    twist: [Vec3x4; 2],
+    twist_mass: F4,
+    /// Mean distance of the points from the centre: the twist friction's lever arm.
+    radius: F4,
+    tangent_impulse: [F4; 2],
+    twist_impulse: F4,
+    /// Target relative speed along each tangent: the pair's tangent velocity, or zero.
+    target_speed: [F4; 2],
 }
 
-impl TwoBody for ContactConstraint {
-    fn bodies(&self) -> (u32, u32) {
-        (self.b1, self.b2)
+/// The four lanes' bodies of a block, gathered from the body states.
+struct Bodies {
+    v1: Vec3x4,
+    w1: Vec3x4,
+    v2: Vec3x4,
+    w2: Vec3x4,
+}
+
+impl Bodies {
+    /// Gathers the velocities of the block's bodies.
+    ///
+    /// # Safety
+    /// No other thread writes these bodies' states now (see [`Shared`]).
+    #[inline(always)]
+    unsafe fn gather(block: &ContactBlock, states: Shared<BodyState>) -> Self {
+        // SAFETY: the caller's contract.
+        let (a, b, c, d, e, f, g, h) = unsafe {
+            (
+                states.get(block.body1[0] as usize),
+                states.get(block.body1[1] as usize),
+                states.get(block.body1[2] as usize),
+                states.get(block.body1[3] as usize),
+                states.get(block.body2[0] as usize),
+                states.get(block.body2[1] as usize),
+                states.get(block.body2[2] as usize),
+                states.get(block.body2[3] as usize),
+            )
+        };
+        Self {
+            v1: transpose_in(
+                a.linear_velocity,
+                b.linear_velocity,
+                c.linear_velocity,
+                d.linear_velocity,
+            ),
+            w1: transpose_in(
+                a.angular_velocity,
+                b.angular_velocity,
+                c.angular_velocity,
+                d.angular_velocity,
+            ),
+            v2: transpose_in(
+                e.linear_velocity,
+                f.linear_velocity,
+                g.linear_velocity,
+                h.linear_velocity,
+            ),
+            w2: transpose_in(
+                e.angular_velocity,
+                f.angular_velocity,
+                g.angular_velocity,
+                h.angular_velocity,
+            ),
+        }
+    }
+
+    /// How far body 2's centre moved relative to body 1's along the normal since the step
+    /// began, and each body's rotation since then.
+    ///
+    /// # Safety
+    /// As for [`Bodies::gather`].
+    #[inline(always)]
+    unsafe fn displacement(
+        block: &ContactBlock,
+        states: Shared<BodyState>,
+    ) -> (F4, Vec3x4, Vec3x4) {
+        // SAFETY: the caller's contract.
+        let (a, b, c, d, e, f, g, h) = unsafe {
+            (
+                states.get(block.body1[0] as usize),
+                states.get(block.body1[1] as usize),
+                states.get(block.body1[2] as usize),
+                states.get(block.body1[3] as usize),
+                states.get(block.body2[0] as usize),
+                states.get(block.body2[1] as usize),
+                states.get(block.body2[2] as usize),
+                states.get(block.body2[3] as usize),
+            )
+        };
+        let moved1 = transpose_in(a.moved, b.moved, c.moved, d.moved);
+        let moved2 = transpose_in(e.moved, f.moved, g.moved, h.moved);
+        let turned1 = transpose_in(a.turned, b.turned, c.turned, d.turned);
+        let turned2 = transpose_in(e.turned, f.turned, g.turned, h.turned);
+        (block.normal.dot(moved2 - moved1), turned1, turned2)
+    }
+
+    /// Writes the velocities of the block's dynamic bodies back.
+    ///
+    /// # Safety
+    /// No other thread reads or writes these dynamic bodies' states now (see [`Shared`]).
+    #[inline(always)]
+    unsafe fn scatter(&self, block: &ContactBlock, states: Shared<BodyState>) {
+        let (v1, w1) = (transpose_out(self.v1), transpose_out(self.w1));
+        let (v2, w2) = (transpose_out(self.v2), transpose_out(self.w2));
+        for lane in 0..LANES {
+            if block.write1[lane] {
+                // SAFETY: the caller's contract.
+                let state = unsafe { states.get_mut(block.body1[lane] as usize) };
+                state.linear_velocity = v1[lane];
+                state.angular_velocity = w1[lane];
+            }
+            if block.write2[lane] {
+                // SAFETY: the caller's contract.
+                let state = unsafe { states.get_mut(block.body2[lane] as usize) };
+                state.linear_velocity = v2[lane];
+                state.angular_velocity = w2[lane];
+            }
+        }
     }
 }
 
-/// Every contact constraint of the step, ordered by colour.
+/// Every contact constraint of the step, in blocks ordered by colour.
 #[derive(Resource, Default)]
 pub(crate) struct ContactConstraints {
-    pub constraints: Vec<ContactConstraint>,
-    colouring: Colouring,
+    /// The manifolds in solver order (colour by colour; each colour sorted by point count).
     manifolds: Vec<ManifoldRef>,
     scratch: Vec<ManifoldRef>,
+    colouring: Colouring,
+    blocks: Vec<ContactBlock>,
+    points: Vec<PointBlock>,
+    /// The manifolds of each block, as a range of `manifolds`.
+    block_manifolds: Vec<(u32, u32)>,
+    stages: Stages,
+    /// Whether any manifold has restitution (else the restitution pass is skipped).
+    any_restitution: bool,
 }
 
 /// Soft coefficients for dynamic-dynamic and dynamic-static contacts.
@@ -188,6 +282,24 @@ impl ContactCoefficients {
             dynamic: SoftCoefficients::new(hertz, damping, h),
             fixed: SoftCoefficients::new(config.static_stiffness_factor * hertz, damping, h),
         }
+    }
+}
+
+/// A manifold that becomes a contact constraint this step.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ManifoldRef {
+    pair: u32,
+    manifold: u32,
+    first_point: u32,
+    /// Enabled points.
+    count: u32,
+    b1: u32,
+    b2: u32,
+}
+
+impl TwoBody for ManifoldRef {
+    fn bodies(&self) -> (u32, u32) {
+        (self.b1, self.b2)
     }
 }
 
@@ -215,11 +327,19 @@ pub(crate) fn prepare_contacts(
         let mut first_point = 0;
         for (manifold_index, manifold) in pair.manifolds.iter().enumerate() {
             let count = manifold.points.len();
-            if pair.modifications.any_enabled(first_point, count) {
+            let enabled = if pair.modifications.has_disabled_points() {
+                (first_point..first_point + count)
+                    .filter(|&i| pair.modifications.point_enabled(i))
+                    .count()
+            } else {
+                count
+            };
+            if enabled > 0 {
                 contacts.manifolds.push(ManifoldRef {
                     pair: pair_index as u32,
                     manifold: manifold_index as u32,
                     first_point: first_point as u32,
+                    count: enabled as u32,
                     b1,
                     b2,
                 });
@@ -233,157 +353,510 @@ pub(crate) fn prepare_contacts(
         bodies.len(),
         |slot| bodies[slot as usize].inverse_mass > 0.0,
     );
+    layout_blocks(contacts);
     // Impulses are stored per step; the solver accumulates per substep.
     let per_substep = 1.0 / time.substeps as Scalar;
-    contacts.constraints.clear();
-    contacts.constraints.extend(
+    let blocks = Shared::new(&mut contacts.blocks);
+    let points = Shared::new(&mut contacts.points);
+    let (manifolds, block_manifolds) = (&contacts.manifolds, &contacts.block_manifolds);
+    contacts.stages.run_independent(|index| {
+        let (start, end) = block_manifolds[index];
+        // SAFETY: each block (and its point slots) is built by one kernel call.
+        unsafe {
+            let block = blocks.get_mut(index);
+            let points = points.slice_mut(block.first_point as usize, block.point_count as usize);
+            let refs = &manifolds[start as usize..end as usize];
+            build_block(block, points, refs, &graph, bodies, per_substep);
+        }
+    });
+    let any_restitution = contacts
+        .blocks
+        .iter()
+        .any(|block| block.restitution.cmpgt(F4::ZERO).any());
+    contacts.any_restitution = any_restitution;
+}
+
+/// Sorts each colour by point count and cuts it into blocks of four; the overflow group
+/// becomes one block per constraint (it is solved in order). Blocks and point slots are
+/// reset to empty lanes.
+fn layout_blocks(contacts: &mut ContactConstraints) {
+    let colouring = &contacts.colouring;
+    contacts.blocks.clear();
+    contacts.points.clear();
+    contacts.block_manifolds.clear();
+    contacts.stages.clear();
+    let add_block = |contacts_blocks: &mut Vec<ContactBlock>,
+                     points: &mut Vec<PointBlock>,
+                     block_manifolds: &mut Vec<(u32, u32)>,
+                     refs: &[ManifoldRef],
+                     start: usize| {
+        let point_count = refs.iter().map(|r| r.count).max().unwrap_or(0);
+        contacts_blocks.push(ContactBlock {
+            first_point: points.len() as u32,
+            point_count,
+            ..Default::default()
+        });
+        points.resize(points.len() + point_count as usize, PointBlock::default());
+        block_manifolds.push((start as u32, (start + refs.len()) as u32));
+    };
+    for colour in &colouring.colours {
+        // Alike lanes: most points first (a stable counting sort).
+        sort_by_point_count(
+            &mut contacts.manifolds[colour.clone()],
+            &mut contacts.scratch,
+        );
+        let first = contacts.blocks.len() as u32;
+        let mut start = colour.start;
+        while start < colour.end {
+            let end = (start + LANES).min(colour.end);
+            add_block(
+                &mut contacts.blocks,
+                &mut contacts.points,
+                &mut contacts.block_manifolds,
+                &contacts.manifolds[start..end],
+                start,
+            );
+            start = end;
+        }
         contacts
-            .manifolds
-            .iter()
-            .map(|r| build_constraint(r, &graph, bodies, per_substep)),
-    );
+            .stages
+            .colours
+            .push(first..contacts.blocks.len() as u32);
+    }
+    let first = contacts.blocks.len() as u32;
+    for index in colouring.overflow.clone() {
+        add_block(
+            &mut contacts.blocks,
+            &mut contacts.points,
+            &mut contacts.block_manifolds,
+            &contacts.manifolds[index..index + 1],
+            index,
+        );
+    }
+    contacts.stages.overflow = first..contacts.blocks.len() as u32;
 }
 
-/// A manifold that becomes a contact constraint this step.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct ManifoldRef {
-    pair: u32,
-    manifold: u32,
-    first_point: u32,
-    b1: u32,
-    b2: u32,
+/// What the arms of a block need of its eight bodies, in lanes: filled lane by lane, then
+/// used by [`finish_block`].
+#[derive(Default)]
+struct BlockBodies {
+    inverse_mass: [F4; 2],
+    translation_mask: [Vec3x4; 2],
+    /// Columns of each body's world inverse inertia at the step's start.
+    inverse_inertia: [[Vec3x4; 3]; 2],
 }
 
-impl TwoBody for ManifoldRef {
-    fn bodies(&self) -> (u32, u32) {
-        (self.b1, self.b2)
+impl BlockBodies {
+    fn set_lane(&mut self, lane: usize, body1: &RigidBodyQueryItem, body2: &RigidBodyQueryItem) {
+        for (i, body) in [body1, body2].into_iter().enumerate() {
+            lane_mut(&mut self.inverse_mass[i])[lane] = body.inverse_mass;
+            self.translation_mask[i].set_lane(lane, body.translation_mask);
+            let m = body.step_inverse_inertia;
+            self.inverse_inertia[i][0].set_lane(lane, m.x_axis);
+            self.inverse_inertia[i][1].set_lane(lane, m.y_axis);
+            self.inverse_inertia[i][2].set_lane(lane, m.z_axis);
+        }
+    }
+
+    /// The arm along `d` at the anchors `r1`, `r2`, as [`Arm`] describes it.
+    #[inline(always)]
+    fn arm(&self, r1: Vec3x4, r2: Vec3x4, d: Vec3x4) -> Arm {
+        let (cross1, cross2) = (r1.cross(d), r2.cross(d));
+        let (turn1, turn2) = (
+            mat_vec(&self.inverse_inertia[0], cross1),
+            mat_vec(&self.inverse_inertia[1], cross2),
+        );
+        let k = self.inverse_mass[0] * (self.translation_mask[0] * d).dot(d)
+            + self.inverse_mass[1] * (self.translation_mask[1] * d).dot(d)
+            + cross1.dot(turn1)
+            + cross2.dot(turn2);
+        Arm {
+            cross1,
+            cross2,
+            turn1,
+            turn2,
+            mass: positive_inverse(k),
+        }
+    }
+
+    /// `d` scaled by each body's masked inverse mass: the velocity change per unit impulse.
+    #[inline(always)]
+    fn push(&self, d: Vec3x4) -> [Vec3x4; 2] {
+        [
+            self.translation_mask[0].scale(self.inverse_mass[0]) * d,
+            self.translation_mask[1].scale(self.inverse_mass[1]) * d,
+        ]
     }
 }
 
-fn build_constraint(
-    r: &ManifoldRef,
+/// `m · v` for a matrix given by its columns, as `Mat3 * Vec3`.
+#[inline(always)]
+fn mat_vec(columns: &[Vec3x4; 3], v: Vec3x4) -> Vec3x4 {
+    columns[0].scale(v.x) + columns[1].scale(v.y) + columns[2].scale(v.z)
+}
+
+/// `1 / k` where `k > 0`, else 0.
+#[inline(always)]
+fn positive_inverse(k: F4) -> F4 {
+    select(k.cmpgt(F4::ZERO), F4::ONE / k, F4::ZERO)
+}
+
+/// Sorts `manifolds` by point count, most first, keeping the order of equal counts (a
+/// counting sort: point counts are small).
+fn sort_by_point_count(manifolds: &mut [ManifoldRef], scratch: &mut Vec<ManifoldRef>) {
+    const BUCKETS: usize = 16;
+    let bucket = |r: &ManifoldRef| BUCKETS - 1 - (r.count as usize).min(BUCKETS - 1);
+    let mut starts = [0usize; BUCKETS + 1];
+    let mut sorted = true;
+    let mut last = 0;
+    for r in manifolds.iter() {
+        let b = bucket(r);
+        sorted &= b >= last;
+        last = b;
+        starts[b + 1] += 1;
+    }
+    if sorted {
+        return;
+    }
+    for b in 0..BUCKETS {
+        starts[b + 1] += starts[b];
+    }
+    scratch.clear();
+    scratch.extend_from_slice(manifolds);
+    for r in scratch.iter() {
+        let b = bucket(r);
+        manifolds[starts[b]] = *r;
+        starts[b] += 1;
+    }
+}
+
+/// Lane `lane` of four lane vectors as a `Vec4` each, gathered lane by lane and turned into
+/// structure of arrays by one transpose.
+#[derive(Clone, Copy, Default)]
+struct Lanes([Vec4; LANES]);
+
+impl Lanes {
+    #[inline(always)]
+    fn vec3(&self) -> Vec3x4 {
+        transpose_in(self.0[0], self.0[1], self.0[2], self.0[3])
+    }
+
+    /// The four lanes as quaternions (`xyz`, `w`).
+    #[inline(always)]
+    fn quat(&self) -> (Vec3x4, F4) {
+        let m = Mat4::from_cols(self.0[0], self.0[1], self.0[2], self.0[3]).transpose();
+        (
+            Vec3x4 {
+                x: m.x_axis,
+                y: m.y_axis,
+                z: m.z_axis,
+            },
+            m.w_axis,
+        )
+    }
+}
+
+/// `q * v` for unit quaternions (`xyz`, `w`), as glam's `Quat * Vec3`:
+/// `v (w² − b·b) + b (2 v·b) + (b × v)(2 w)`.
+#[inline(always)]
+fn rotate((b, w): (Vec3x4, F4), v: Vec3x4) -> Vec3x4 {
+    let b2 = b.dot(b);
+    v.scale(w * w - b2) + b.scale(v.dot(b) * F4::splat(2.0)) + b.cross(v).scale(w * F4::splat(2.0))
+}
+
+/// `pose * p` for poses given as a quaternion and a translation.
+#[inline(always)]
+fn transform(rotation: (Vec3x4, F4), translation: Vec3x4, p: Vec3x4) -> Vec3x4 {
+    rotate(rotation, p) + translation
+}
+
+/// Two unit vectors that form a right-handed orthonormal basis with the unit `n`, as glam's
+/// `Vec3::any_orthonormal_pair` (Duff et al., "Building an Orthonormal Basis, Revisited").
+#[inline(always)]
+fn orthonormal_pair(n: Vec3x4) -> [Vec3x4; 2] {
+    let sign = F4::ONE.copysign(n.z);
+    let a = F4::splat(-1.0) / (sign + n.z);
+    let b = n.x * n.y * a;
+    [
+        Vec3x4 {
+            x: F4::ONE + sign * n.x * n.x * a,
+            y: sign * b,
+            z: -sign * n.x,
+        },
+        Vec3x4 {
+            x: b,
+            y: sign + n.y * n.y * a,
+            z: -n.y,
+        },
+    ]
+}
+
+/// Builds a block from its manifolds `refs` (at most four, all of one colour): everything that
+/// needs a manifold's own data (poses, points, impulses, coefficients) is gathered lane by lane,
+/// and the geometry (normal, tangents, anchors, arms, effective masses, the friction patch) is
+/// then computed four lanes at a time, as the scalar formulas would per manifold.
+fn build_block(
+    block: &mut ContactBlock,
+    points: &mut [PointBlock],
+    refs: &[ManifoldRef],
     graph: &ContactGraph,
     bodies: &[RigidBodyQueryItem],
     per_substep: Scalar,
-) -> ContactConstraint {
-    let pair = &graph.pairs[r.pair as usize];
-    let manifold = &pair.manifolds[r.manifold as usize];
-    let (body1, body2) = (&bodies[r.b1 as usize], &bodies[r.b2 as usize]);
-    let frame1 = manifold
-        .subshape_pos1
-        .map_or(pair.pose1, |p| pair.pose1 * p);
-    let frame2 = manifold
-        .subshape_pos2
-        .map_or(pair.pose2, |p| pair.pose2 * p);
-    let normal = frame1.rotation * manifold.local_n1;
-    let tangents = <[Vector; 2]>::from(tangent_basis(normal));
-    let (center1, center2) = (
-        body1.current_center_of_mass(),
-        body2.current_center_of_mass(),
+) {
+    let mut block_bodies = BlockBodies::default();
+    let (mut rotation1, mut translation1) = (Lanes::default(), Lanes::default());
+    let (mut rotation2, mut translation2) = (Lanes::default(), Lanes::default());
+    let (mut local_normal, mut center1, mut center2) =
+        (Lanes::default(), Lanes::default(), Lanes::default());
+    let (mut v1, mut w1, mut v2, mut w2) = (
+        Lanes::default(),
+        Lanes::default(),
+        Lanes::default(),
+        Lanes::default(),
     );
-    let mut anchors = SmallVec::<[Vector; 4]>::new();
-    let mut points = SmallVec::new();
-    let first = r.first_point as usize;
-    let enabled = manifold
-        .points
-        .iter()
-        .enumerate()
-        .filter(|(i, _)| pair.modifications.point_enabled(first + i));
-    for (_, c) in enabled {
-        let anchor = 0.5 * (frame1 * c.local_p1 + frame2 * c.local_p2);
-        let (r1, r2) = (anchor - center1, anchor - center2);
-        anchors.push(anchor);
-        points.push(ContactConstraintPoint {
-            arm: Arm::new(body1, body2, r1, r2, normal),
-            separation: c.dist,
-            normal_impulse: c.data * per_substep,
-            max_normal_impulse: 0.0,
-            relative_velocity: normal.dot(body2.velocity_at(r2) - body1.velocity_at(r1)),
-        });
+    let mut tangent_velocity = Lanes::default();
+    let mut counts = [0u32; LANES];
+    for (lane, r) in refs.iter().enumerate() {
+        let pair = &graph.pairs[r.pair as usize];
+        let manifold = &pair.manifolds[r.manifold as usize];
+        let (body1, body2) = (&bodies[r.b1 as usize], &bodies[r.b2 as usize]);
+        block_bodies.set_lane(lane, body1, body2);
+        let frame1 = manifold
+            .subshape_pos1
+            .map_or(pair.pose1, |p| pair.pose1 * p);
+        let frame2 = manifold
+            .subshape_pos2
+            .map_or(pair.pose2, |p| pair.pose2 * p);
+        rotation1.0[lane] = Vec4::from(frame1.rotation);
+        translation1.0[lane] = frame1.translation.extend(0.0);
+        rotation2.0[lane] = Vec4::from(frame2.rotation);
+        translation2.0[lane] = frame2.translation.extend(0.0);
+        local_normal.0[lane] = manifold.local_n1.extend(0.0);
+        center1.0[lane] = body1.current_center_of_mass().extend(0.0);
+        center2.0[lane] = body2.current_center_of_mass().extend(0.0);
+        v1.0[lane] = body1.linear_velocity.extend(0.0);
+        w1.0[lane] = body1.angular_velocity.extend(0.0);
+        v2.0[lane] = body2.linear_velocity.extend(0.0);
+        w2.0[lane] = body2.angular_velocity.extend(0.0);
+        tangent_velocity.0[lane] = pair.tangent_velocity().extend(0.0);
+        // The local points go into the arms' `cross1` and `cross2` until the arms are built.
+        let first = r.first_point as usize;
+        let enabled = manifold
+            .points
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| pair.modifications.point_enabled(first + i));
+        for ((_, c), slot) in enabled.zip(points.iter_mut()) {
+            slot.arm.cross1.set_lane(lane, c.local_p1);
+            slot.arm.cross2.set_lane(lane, c.local_p2);
+            lane_mut(&mut slot.separation)[lane] = c.dist;
+            lane_mut(&mut slot.normal_impulse)[lane] = c.data * per_substep;
+        }
+        counts[lane] = r.count;
+        block.body1[lane] = r.b1;
+        block.body2[lane] = r.b2;
+        block.write1[lane] = body1.inverse_mass > 0.0;
+        block.write2[lane] = body2.inverse_mass > 0.0;
+        lane_mut(&mut block.friction)[lane] = pair.friction();
+        lane_mut(&mut block.restitution)[lane] = pair.restitution();
+        block.against_static.set(
+            lane,
+            r.b1 == SolverBodies::STATIC as u32 || r.b2 == SolverBodies::STATIC as u32,
+        );
+        let impulse: FrictionImpulse = manifold.data;
+        lane_mut(&mut block.tangent_impulse[0])[lane] = impulse.tangent[0] * per_substep;
+        lane_mut(&mut block.tangent_impulse[1])[lane] = impulse.tangent[1] * per_substep;
+        lane_mut(&mut block.twist_impulse)[lane] = impulse.twist * per_substep;
     }
-    let mut patch = friction_patch(
-        body1,
-        body2,
-        &anchors,
-        normal,
-        tangents,
-        manifold.data,
-        per_substep,
+
+    let (rotation1, translation1) = (rotation1.quat(), translation1.vec3());
+    let (rotation2, translation2) = (rotation2.quat(), translation2.vec3());
+    let (center1, center2) = (center1.vec3(), center2.vec3());
+    let (v1, w1, v2, w2) = (v1.vec3(), w1.vec3(), v2.vec3(), w2.vec3());
+    let normal = rotate(rotation1, local_normal.vec3());
+    let tangents = orthonormal_pair(normal);
+    block.normal = normal;
+    block.tangents = tangents;
+
+    // The points: anchors midway between the two surfaces, their arms, and the normal speed
+    // before the solve; the sum of the anchors for the patch centre.
+    let mut anchors = [Vec3x4::default(); 4];
+    let mut sum = Vec3x4::default();
+    for (index, point) in points.iter_mut().enumerate() {
+        let real = lanes_below(&counts, index);
+        let a1 = transform(rotation1, translation1, point.arm.cross1);
+        let a2 = transform(rotation2, translation2, point.arm.cross2);
+        let anchor = (a1 + a2).scale(F4::splat(0.5));
+        let (r1, r2) = (anchor - center1, anchor - center2);
+        point.arm = block_bodies.arm(r1, r2, normal);
+        point.arm.mass = select(real, point.arm.mass, F4::ZERO);
+        point.max_normal_impulse = F4::ZERO;
+        point.relative_velocity = select(
+            real,
+            normal.dot((v2 + w2.cross(r2)) - (v1 + w1.cross(r1))),
+            F4::ZERO,
+        );
+        sum = sum + select3(real, anchor, Vec3x4::default());
+        if let Some(slot) = anchors.get_mut(index) {
+            *slot = anchor;
+        }
+    }
+    let count = Vec4::new(
+        counts[0] as f32,
+        counts[1] as f32,
+        counts[2] as f32,
+        counts[3] as f32,
     );
-    // A conveyor's surface velocity, as a target speed per friction direction.
-    let tangent_velocity = pair.tangent_velocity();
-    patch.target_speed = tangents.map(|t| t.dot(tangent_velocity));
-    ContactConstraint {
-        b1: r.b1,
-        b2: r.b2,
-        normal,
-        tangents,
-        push: push(body1, body2, normal),
-        friction: pair.friction(),
-        restitution: pair.restitution(),
-        against_static: r.b1 == SolverBodies::STATIC as u32 || r.b2 == SolverBodies::STATIC as u32,
-        points,
-        patch,
-        pair: r.pair,
-        manifold: r.manifold,
-        first_point: r.first_point,
+    let used = count.cmpgt(F4::ZERO);
+    let center = Vec3x4 {
+        x: select(used, sum.x / count, F4::ZERO),
+        y: select(used, sum.y / count, F4::ZERO),
+        z: select(used, sum.z / count, F4::ZERO),
+    };
+    let mut radius = F4::ZERO;
+    for index in 0..points.len() {
+        let anchor = match anchors.get(index) {
+            Some(&anchor) => anchor,
+            // More than four points (a manifold no reduction saw): compute it again.
+            None => recompute_anchor(
+                refs,
+                graph,
+                index,
+                (rotation1, translation1),
+                (rotation2, translation2),
+            ),
+        };
+        let offset = anchor - center;
+        let length = offset.dot(offset).sqrt();
+        radius += select(lanes_below(&counts, index), length, F4::ZERO);
+    }
+    block.radius = select(used, radius / count, F4::ZERO);
+
+    // The friction patch at the centre.
+    let (r1, r2) = (center - center1, center - center2);
+    let tangent_velocity = tangent_velocity.vec3();
+    for t in 0..2 {
+        block.tangent_arms[t] = block_bodies.arm(r1, r2, tangents[t]);
+        block.tangent_push[t] = block_bodies.push(tangents[t]);
+        block.target_speed[t] = tangents[t].dot(tangent_velocity);
+    }
+    block.push = block_bodies.push(normal);
+    block.twist = [
+        mat_vec(&block_bodies.inverse_inertia[0], normal),
+        mat_vec(&block_bodies.inverse_inertia[1], normal),
+    ];
+    block.twist_mass = positive_inverse(normal.dot(block.twist[0]) + normal.dot(block.twist[1]));
+}
+
+/// The lanes whose manifold has more than `index` points.
+#[inline(always)]
+fn lanes_below(counts: &[u32; LANES], index: usize) -> BVec4A {
+    BVec4A::new(
+        counts[0] as usize > index,
+        counts[1] as usize > index,
+        counts[2] as usize > index,
+        counts[3] as usize > index,
+    )
+}
+
+/// `mask ? a : b` for each component.
+#[inline(always)]
+fn select3(mask: BVec4A, a: Vec3x4, b: Vec3x4) -> Vec3x4 {
+    Vec3x4 {
+        x: select(mask, a.x, b.x),
+        y: select(mask, a.y, b.y),
+        z: select(mask, a.z, b.z),
     }
 }
 
-fn friction_patch(
-    body1: &RigidBodyQueryItem,
-    body2: &RigidBodyQueryItem,
-    anchors: &[Vector],
-    normal: Vector,
-    tangents: [Vector; 2],
-    impulse: FrictionImpulse,
-    per_substep: Scalar,
-) -> FrictionPatch {
-    let center = anchors.iter().sum::<Vector>() / anchors.len() as Scalar;
-    let r1 = center - body1.current_center_of_mass();
-    let r2 = center - body2.current_center_of_mass();
-    let twist = [
-        body1.step_inverse_inertia * normal,
-        body2.step_inverse_inertia * normal,
-    ];
-    let k = normal.dot(twist[0]) + normal.dot(twist[1]);
-    FrictionPatch {
-        arms: tangents.map(|t| Arm::new(body1, body2, r1, r2, t)),
-        push: tangents.map(|t| push(body1, body2, t)),
-        twist,
-        twist_mass: if k > 0.0 { 1.0 / k } else { 0.0 },
-        radius: anchors
+/// The anchors of point `index` of the block's manifolds, from the contact graph again (for
+/// manifolds of more than four points, which the narrow phase normally reduces).
+fn recompute_anchor(
+    refs: &[ManifoldRef],
+    graph: &ContactGraph,
+    index: usize,
+    frame1: ((Vec3x4, F4), Vec3x4),
+    frame2: ((Vec3x4, F4), Vec3x4),
+) -> Vec3x4 {
+    let (mut p1, mut p2) = (Vec3x4::default(), Vec3x4::default());
+    for (lane, r) in refs.iter().enumerate() {
+        let pair = &graph.pairs[r.pair as usize];
+        let manifold = &pair.manifolds[r.manifold as usize];
+        let first = r.first_point as usize;
+        if let Some((_, c)) = manifold
+            .points
             .iter()
-            .map(|a| (*a - center).length())
-            .sum::<Scalar>()
-            / anchors.len() as Scalar,
-        tangent_impulse: impulse.tangent.map(|t| t * per_substep),
-        twist_impulse: impulse.twist * per_substep,
-        target_speed: [0.0; 2],
+            .enumerate()
+            .filter(|(i, _)| pair.modifications.point_enabled(first + i))
+            .nth(index)
+        {
+            p1.set_lane(lane, c.local_p1);
+            p2.set_lane(lane, c.local_p2);
+        }
     }
+    let a1 = transform(frame1.0, frame1.1, p1);
+    let a2 = transform(frame2.0, frame2.1, p2);
+    (a1 + a2).scale(F4::splat(0.5))
+}
+
+/// Whether velocity rows run on the body items right after each contact pass (then the
+/// contact passes hand the velocities back to the items after themselves).
+fn rows_present(rows: &Option<Res<VelocityRows>>) -> bool {
+    rows.as_ref().is_some_and(|r| !r.rows.is_empty())
 }
 
 /// Re-applies the accumulated impulses at the start of each substep.
 pub(crate) fn warm_start(
     mut solver: ResMut<SolverBodies>,
     mut contacts: ResMut<ContactConstraints>,
+    rows: Option<Res<VelocityRows>>,
 ) {
+    if contacts.manifolds.is_empty() {
+        return;
+    }
+    let solver = &mut *solver;
+    solver.load_states();
     let contacts = &mut *contacts;
-    contacts.colouring.for_each(
-        &mut contacts.constraints,
-        &mut solver.bodies,
-        |c, body1, body2| {
-            for point in &c.points {
-                point.arm.apply(&c.push, point.normal_impulse, body1, body2);
-            }
-            let f = &c.patch;
-            for k in 0..2 {
-                f.arms[k].apply(&f.push[k], f.tangent_impulse[k], body1, body2);
-            }
-            body1.angular_velocity -= f.twist_impulse * f.twist[0];
-            body2.angular_velocity += f.twist_impulse * f.twist[1];
-        },
-    );
+    let states = Shared::new(&mut solver.states);
+    let blocks = Shared::new(&mut contacts.blocks);
+    let points = Shared::new(&mut contacts.points);
+    contacts.stages.run(|index| {
+        // SAFETY: the stage runner runs each block once, and a colour's blocks share no
+        // dynamic body (see `Shared`).
+        unsafe {
+            let block = blocks.get(index);
+            let points = points.slice_mut(block.first_point as usize, block.point_count as usize);
+            warm_start_block(block, points, states);
+        }
+    });
+    if rows_present(&rows) {
+        solver.store_velocities();
+        solver.states_live = false;
+    }
+}
+
+/// # Safety
+/// As for [`Bodies::gather`] and [`Bodies::scatter`].
+#[inline(always)]
+unsafe fn warm_start_block(block: &ContactBlock, points: &[PointBlock], states: Shared<BodyState>) {
+    // SAFETY: the caller's contract.
+    let mut bodies = unsafe { Bodies::gather(block, states) };
+    for point in points {
+        point
+            .arm
+            .apply(&block.push, point.normal_impulse, &mut bodies);
+    }
+    for k in 0..2 {
+        block.tangent_arms[k].apply(
+            &block.tangent_push[k],
+            block.tangent_impulse[k],
+            &mut bodies,
+        );
+    }
+    bodies.w1 -= block.twist[0].scale(block.twist_impulse);
+    bodies.w2 += block.twist[1].scale(block.twist_impulse);
+    // SAFETY: the caller's contract.
+    unsafe { bodies.scatter(block, states) };
 }
 
 /// Solves contacts with a soft position bias.
@@ -392,6 +865,7 @@ pub(crate) fn solve_contacts(
     mut contacts: ResMut<ContactConstraints>,
     time: Res<PhysicsStepTime>,
     config: Res<SolverConfig>,
+    rows: Option<Res<VelocityRows>>,
 ) {
     let coefficients = ContactCoefficients::new(&config, time.substep_delta);
     solve(
@@ -401,9 +875,14 @@ pub(crate) fn solve_contacts(
         time.substep_delta,
         config.max_push_out_speed,
     );
+    if rows_present(&rows) {
+        solver.store_velocities();
+        solver.states_live = false;
+    }
 }
 
-/// Solves contacts without position bias, removing the velocity the bias added.
+/// Solves contacts without position bias, removing the velocity the bias added, and hands the
+/// velocities back to the body items.
 pub(crate) fn relax_contacts(
     mut solver: ResMut<SolverBodies>,
     mut contacts: ResMut<ContactConstraints>,
@@ -417,6 +896,11 @@ pub(crate) fn relax_contacts(
         time.substep_delta,
         config.max_push_out_speed,
     );
+    if solver.states_live {
+        solver.store_velocities();
+    }
+    solver.states_live = false;
+    solver.states_window = false;
 }
 
 fn solve(
@@ -426,96 +910,192 @@ fn solve(
     h: Scalar,
     max_push_out: Scalar,
 ) {
-    let inv_h = 1.0 / h;
-    contacts.colouring.for_each(
-        &mut contacts.constraints,
-        &mut solver.bodies,
-        |c, body1, body2| {
-            let soft = coefficients.map(|k| if c.against_static { k.fixed } else { k.dynamic });
-            // Separation now: start separation plus the anchors' relative motion along n,
-            // with rotation linearised (n·(θ × r) = θ·(r × n)), so a spinning ball's anchor
-            // slides along its surface instead of swinging off the contact plane.
-            let moved = c.normal.dot(body2.moved - body1.moved);
-            let mut total_normal = 0.0;
-            let mut solve_point = |point: &mut ContactConstraintPoint| {
-                let arm = &point.arm;
-                let s = point.separation + moved + body2.turned.dot(arm.cross2)
-                    - body1.turned.dot(arm.cross1);
-                let (bias, mass_scale, impulse_scale) = if s > 0.0 {
-                    (s * inv_h, 1.0, 0.0)
-                } else if let Some(soft) = soft {
-                    (
-                        (soft.bias_rate * s).max(-max_push_out),
-                        soft.mass_scale,
-                        soft.impulse_scale,
-                    )
-                } else {
-                    (0.0, 1.0, 0.0)
-                };
-                let linear = c.normal.dot(body2.linear_velocity - body1.linear_velocity);
-                let vn = arm.speed(linear, body1, body2);
-                let impulse =
-                    -arm.mass * mass_scale * (vn + bias) - impulse_scale * point.normal_impulse;
-                let new_impulse = (point.normal_impulse + impulse).max(0.0);
-                let applied = new_impulse - point.normal_impulse;
-                point.normal_impulse = new_impulse;
-                point.max_normal_impulse = point.max_normal_impulse.max(new_impulse);
-                total_normal += new_impulse;
-                arm.apply(&c.push, applied, body1, body2);
-            };
-            // The biased pass runs through the points forwards and the relax pass backwards,
-            // so neither end of a manifold systematically takes the load first.
-            if coefficients.is_some() {
-                c.points.iter_mut().for_each(&mut solve_point);
-            } else {
-                c.points.iter_mut().rev().for_each(&mut solve_point);
-            }
-            solve_friction(c, body1, body2, c.friction * total_normal);
-        },
-    );
+    if contacts.manifolds.is_empty() {
+        return;
+    }
+    if !solver.states_live {
+        solver.load_velocities();
+        solver.states_live = true;
+    }
+    let pass = Pass::new(coefficients, h, max_push_out);
+    let states = Shared::new(&mut solver.states);
+    let blocks = Shared::new(&mut contacts.blocks);
+    let points = Shared::new(&mut contacts.points);
+    contacts.stages.run(|index| {
+        // SAFETY: the stage runner runs each block once, and a colour's blocks share no
+        // dynamic body (see `Shared`).
+        unsafe {
+            let block = blocks.get_mut(index);
+            let points = points.slice_mut(block.first_point as usize, block.point_count as usize);
+            solve_block(block, points, states, &pass);
+        }
+    });
+}
+
+/// The constants of one solve pass, in lanes.
+struct Pass {
+    /// Soft coefficients for contacts between dynamic bodies and against static ones (the
+    /// biased pass), or `None` (the relax pass).
+    soft: Option<[[F4; 3]; 2]>,
+    inv_h: F4,
+    max_push_out: F4,
+}
+
+impl Pass {
+    fn new(coefficients: Option<ContactCoefficients>, h: Scalar, max_push_out: Scalar) -> Self {
+        let lanes = |s: SoftCoefficients| {
+            [
+                F4::splat(s.bias_rate),
+                F4::splat(s.mass_scale),
+                F4::splat(s.impulse_scale),
+            ]
+        };
+        Self {
+            soft: coefficients.map(|k| [lanes(k.dynamic), lanes(k.fixed)]),
+            inv_h: F4::splat(1.0 / h),
+            max_push_out: F4::splat(-max_push_out),
+        }
+    }
+}
+
+/// # Safety
+/// As for [`Bodies::gather`] and [`Bodies::scatter`].
+#[inline(always)]
+unsafe fn solve_block(
+    block: &mut ContactBlock,
+    points: &mut [PointBlock],
+    states: Shared<BodyState>,
+    pass: &Pass,
+) {
+    // SAFETY: the caller's contract.
+    let mut bodies = unsafe { Bodies::gather(block, states) };
+    // Separation now: start separation plus the anchors' relative motion along n, with
+    // rotation linearised (n·(θ × r) = θ·(r × n)), so a spinning ball's anchor slides along
+    // its surface instead of swinging off the contact plane.
+    // SAFETY: the caller's contract.
+    let (moved, turned1, turned2) = unsafe { Bodies::displacement(block, states) };
+    let soft = pass.soft.map(|[dynamic, fixed]| {
+        let s = block.against_static;
+        [
+            select(s, fixed[0], dynamic[0]),
+            select(s, fixed[1], dynamic[1]),
+            select(s, fixed[2], dynamic[2]),
+        ]
+    });
+    let point_pass = PointPass {
+        moved,
+        turned1,
+        turned2,
+        soft,
+        inv_h: pass.inv_h,
+        max_push_out: pass.max_push_out,
+    };
+    let mut total_normal = F4::ZERO;
+    // The biased pass runs through the points forwards and the relax pass backwards, so
+    // neither end of a manifold systematically takes the load first.
+    if soft.is_some() {
+        for point in points.iter_mut() {
+            solve_point(block, point, &point_pass, &mut bodies, &mut total_normal);
+        }
+    } else {
+        for point in points.iter_mut().rev() {
+            solve_point(block, point, &point_pass, &mut bodies, &mut total_normal);
+        }
+    }
+    solve_friction(block, &mut bodies, block.friction * total_normal);
+    // SAFETY: the caller's contract.
+    unsafe { bodies.scatter(block, states) };
+}
+
+/// What the points of one block share in a solve pass.
+struct PointPass {
+    /// How far body 2's centre moved relative to body 1's along the normal, and each body's
+    /// rotation, since the step began.
+    moved: F4,
+    turned1: Vec3x4,
+    turned2: Vec3x4,
+    /// Bias rate, mass scale and impulse scale of each lane (the biased pass), or `None`.
+    soft: Option<[F4; 3]>,
+    inv_h: F4,
+    max_push_out: F4,
+}
+
+/// One point slot of a block: the normal impulse of each lane's point.
+#[inline(always)]
+fn solve_point(
+    block: &ContactBlock,
+    point: &mut PointBlock,
+    pass: &PointPass,
+    bodies: &mut Bodies,
+    total_normal: &mut F4,
+) {
+    let arm = &point.arm;
+    let s =
+        point.separation + pass.moved + pass.turned2.dot(arm.cross2) - pass.turned1.dot(arm.cross1);
+    let speculative = s.cmpgt(F4::ZERO);
+    let speculative_bias = s * pass.inv_h;
+    let (bias, mass_scale, impulse_scale) = match pass.soft {
+        Some([bias_rate, mass_scale, impulse_scale]) => (
+            select(
+                speculative,
+                speculative_bias,
+                (bias_rate * s).max(pass.max_push_out),
+            ),
+            select(speculative, F4::ONE, mass_scale),
+            select(speculative, F4::ZERO, impulse_scale),
+        ),
+        None => (
+            select(speculative, speculative_bias, F4::ZERO),
+            F4::ONE,
+            F4::ZERO,
+        ),
+    };
+    let linear = block.normal.dot(bodies.v2 - bodies.v1);
+    let vn = arm.speed(linear, bodies);
+    let impulse = -arm.mass * mass_scale * (vn + bias) - impulse_scale * point.normal_impulse;
+    let new_impulse = (point.normal_impulse + impulse).max(F4::ZERO);
+    let applied = new_impulse - point.normal_impulse;
+    point.normal_impulse = new_impulse;
+    point.max_normal_impulse = point.max_normal_impulse.max(new_impulse);
+    *total_normal += new_impulse;
+    arm.apply(&block.push, applied, bodies);
 }
 
 /// Patch friction: tangent impulses in a circle of radius `max`, twist within `max · radius`.
-fn solve_friction(
-    c: &mut ContactConstraint,
-    body1: &mut BodyState,
-    body2: &mut BodyState,
-    max: Scalar,
-) {
-    let f = &mut c.patch;
-    let relative = body2.linear_velocity - body1.linear_velocity;
-    let old = f.tangent_impulse;
-    let mut new = [0, 1].map(|k| {
-        let speed = f.arms[k].speed(c.tangents[k].dot(relative), body1, body2) - f.target_speed[k];
-        old[k] - f.arms[k].mass * speed
-    });
-    let length = (new[0] * new[0] + new[1] * new[1]).sqrt();
-    if length > max {
+#[inline(always)]
+fn solve_friction(block: &mut ContactBlock, bodies: &mut Bodies, max: F4) {
+    let relative = bodies.v2 - bodies.v1;
+    let old = block.tangent_impulse;
+    let [arm0, arm1] = &block.tangent_arms;
+    let speed0 = arm0.speed(block.tangents[0].dot(relative), bodies) - block.target_speed[0];
+    let speed1 = arm1.speed(block.tangents[1].dot(relative), bodies) - block.target_speed[1];
+    let mut new0 = old[0] - arm0.mass * speed0;
+    let mut new1 = old[1] - arm1.mass * speed1;
+    let length = (new0 * new0 + new1 * new1).sqrt();
+    let over = length.cmpgt(max);
+    if over.any() {
         let scale = max / length;
-        new = new.map(|t| t * scale);
+        new0 = select(over, new0 * scale, new0);
+        new1 = select(over, new1 * scale, new1);
     }
-    f.tangent_impulse = new;
-    for k in 0..2 {
-        f.arms[k].apply(&f.push[k], new[k] - old[k], body1, body2);
-    }
+    block.tangent_impulse = [new0, new1];
+    arm0.apply(&block.tangent_push[0], new0 - old[0], bodies);
+    arm1.apply(&block.tangent_push[1], new1 - old[1], bodies);
 
-    let spin = c
-        .normal
-        .dot(body2.angular_velocity - body1.angular_velocity);
+    let spin = block.normal.dot(bodies.w2 - bodies.w1);
     // One point (radius 0) has no twist friction; written so that no coefficient, however
-    // large, can make the limit NaN (∞ · 0) and the clamp below panic.
-    let max_twist = if f.radius > 0.0 { max * f.radius } else { 0.0 };
-    let old = f.twist_impulse;
-    f.twist_impulse = clamp_symmetric(old - f.twist_mass * spin, max_twist);
-    let applied = f.twist_impulse - old;
-    body1.angular_velocity -= applied * f.twist[0];
-    body2.angular_velocity += applied * f.twist[1];
+    // large, can make the limit NaN (∞ · 0).
+    let max_twist = select(block.radius.cmpgt(F4::ZERO), max * block.radius, F4::ZERO);
+    let old = block.twist_impulse;
+    block.twist_impulse = clamp_symmetric(old - block.twist_mass * spin, max_twist);
+    let applied = block.twist_impulse - old;
+    bodies.w1 -= block.twist[0].scale(applied);
+    bodies.w2 += block.twist[1].scale(applied);
 }
 
-/// `value` limited to `[-limit, limit]`; unlike `f32::clamp` it never panics (a NaN limit
-/// leaves the value unlimited).
-#[inline]
-fn clamp_symmetric(value: Scalar, limit: Scalar) -> Scalar {
+/// `value` limited to `[-limit, limit]`.
+#[inline(always)]
+fn clamp_symmetric(value: F4, limit: F4) -> F4 {
     value.min(limit).max(-limit)
 }
 
@@ -525,30 +1105,67 @@ pub(crate) fn apply_restitution(
     mut contacts: ResMut<ContactConstraints>,
     config: Res<SolverConfig>,
 ) {
-    let threshold = config.restitution_threshold;
+    if !contacts.any_restitution {
+        return;
+    }
+    let solver = &mut *solver;
+    solver.load_states();
+    let threshold = F4::splat(-config.restitution_threshold);
     let contacts = &mut *contacts;
-    contacts.colouring.for_each(
-        &mut contacts.constraints,
-        &mut solver.bodies,
-        |c, body1, body2| {
-            if c.restitution == 0.0 {
-                return;
-            }
-            for point in &mut c.points {
-                if point.relative_velocity > -threshold || point.max_normal_impulse == 0.0 {
-                    continue;
-                }
-                let linear = c.normal.dot(body2.linear_velocity - body1.linear_velocity);
-                let vn = point.arm.speed(linear, body1, body2);
-                let impulse = -point.arm.mass * (vn + c.restitution * point.relative_velocity);
-                let new_impulse = (point.normal_impulse + impulse).max(0.0);
-                let applied = new_impulse - point.normal_impulse;
-                point.normal_impulse = new_impulse;
-                point.max_normal_impulse = point.max_normal_impulse.max(new_impulse);
-                point.arm.apply(&c.push, applied, body1, body2);
-            }
-        },
-    );
+    let states = Shared::new(&mut solver.states);
+    let blocks = Shared::new(&mut contacts.blocks);
+    let points = Shared::new(&mut contacts.points);
+    contacts.stages.run(|index| {
+        // SAFETY: the stage runner runs each block once, and a colour's blocks share no
+        // dynamic body (see `Shared`).
+        unsafe {
+            let block = blocks.get(index);
+            let points = points.slice_mut(block.first_point as usize, block.point_count as usize);
+            restitution_block(block, points, states, threshold);
+        }
+    });
+    solver.store_velocities();
+    solver.states_live = false;
+    solver.states_window = false;
+}
+
+/// # Safety
+/// As for [`Bodies::gather`] and [`Bodies::scatter`].
+#[inline(always)]
+unsafe fn restitution_block(
+    block: &ContactBlock,
+    points: &mut [PointBlock],
+    states: Shared<BodyState>,
+    threshold: F4,
+) {
+    let bouncy = block.restitution.cmpne(F4::ZERO);
+    if !bouncy.any() {
+        return;
+    }
+    // SAFETY: the caller's contract.
+    let mut bodies = unsafe { Bodies::gather(block, states) };
+    for point in points {
+        let active = bouncy
+            & !point.relative_velocity.cmpgt(threshold)
+            & point.max_normal_impulse.cmpne(F4::ZERO);
+        if !active.any() {
+            continue;
+        }
+        let linear = block.normal.dot(bodies.v2 - bodies.v1);
+        let vn = point.arm.speed(linear, &bodies);
+        let impulse = -point.arm.mass * (vn + block.restitution * point.relative_velocity);
+        let new_impulse = (point.normal_impulse + impulse).max(F4::ZERO);
+        let applied = select(active, new_impulse - point.normal_impulse, F4::ZERO);
+        point.normal_impulse = select(active, new_impulse, point.normal_impulse);
+        point.max_normal_impulse = select(
+            active,
+            point.max_normal_impulse.max(new_impulse),
+            point.max_normal_impulse,
+        );
+        point.arm.apply(&block.push, applied, &mut bodies);
+    }
+    // SAFETY: the caller's contract.
+    unsafe { bodies.scatter(block, states) };
 }
 
 /// Stores the accumulated impulses in the contact graph for warm starting and reporting.
@@ -560,23 +1177,30 @@ pub(crate) fn store_impulses(
     // The accumulated impulse is what each substep applies; the step applied it `substeps`
     // times.
     let substeps = time.substeps as Scalar;
-    for c in &contacts.constraints {
-        let pair = &mut graph.pairs[c.pair as usize];
-        let manifold = &mut pair.manifolds[c.manifold as usize];
-        // Points disabled by a hook have no row (and were given zero impulse by the hook
-        // system), so the rows belong to the enabled points in order.
-        let first = c.first_point as usize;
-        let enabled = manifold
-            .points
-            .iter_mut()
+    for (block, &(start, end)) in contacts.blocks.iter().zip(&contacts.block_manifolds) {
+        let points = &contacts.points
+            [block.first_point as usize..(block.first_point + block.point_count) as usize];
+        for (lane, r) in contacts.manifolds[start as usize..end as usize]
+            .iter()
             .enumerate()
-            .filter(|(i, _)| pair.modifications.point_enabled(first + i));
-        for ((_, tracked), point) in enabled.zip(&c.points) {
-            tracked.data = point.normal_impulse * substeps;
+        {
+            let pair = &mut graph.pairs[r.pair as usize];
+            let manifold = &mut pair.manifolds[r.manifold as usize];
+            // Points disabled by a hook have no row (and were given zero impulse by the hook
+            // system), so the rows belong to the enabled points in order.
+            let first = r.first_point as usize;
+            let enabled = manifold
+                .points
+                .iter_mut()
+                .enumerate()
+                .filter(|(i, _)| pair.modifications.point_enabled(first + i));
+            for ((_, tracked), point) in enabled.zip(points) {
+                tracked.data = point.normal_impulse.to_array()[lane] * substeps;
+            }
+            manifold.data = FrictionImpulse {
+                tangent: block.tangent_impulse.map(|t| t.to_array()[lane] * substeps),
+                twist: block.twist_impulse.to_array()[lane] * substeps,
+            };
         }
-        manifold.data = FrictionImpulse {
-            tangent: c.patch.tangent_impulse.map(|t| t * substeps),
-            twist: c.patch.twist_impulse * substeps,
-        };
     }
 }

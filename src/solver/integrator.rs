@@ -21,27 +21,44 @@
 
 use bevy::prelude::*;
 
-use super::solver_body::SolverBodies;
+use super::colouring::{Shared, parallel_for};
+use super::solver_body::{BodyState, RigidBodyQueryItem, SolverBodies};
 use crate::math::{Matrix3, Quaternion, Scalar, Vector, integrate_rotation};
 use crate::schedule::PhysicsStepTime;
+
+/// Above this many bodies the integration runs in parallel chunks (with the `parallel`
+/// feature and more than one compute thread).
+const PARALLEL_BODIES: usize = 4096;
 
 /// Adds gravity, constant forces and damping to every dynamic body's velocity.
 pub(crate) fn integrate_velocities(mut solver: ResMut<SolverBodies>, time: Res<PhysicsStepTime>) {
     let h = time.substep_delta;
-    for body in solver.bodies.iter_mut().skip(1) {
-        if body.inverse_mass == 0.0 {
-            continue;
+    let bodies = &mut solver.bodies[1..];
+    let len = bodies.len();
+    let bodies = Shared::new(bodies);
+    parallel_for(len, PARALLEL_BODIES, |range| {
+        for index in range {
+            // SAFETY: every body is integrated by one call, and nothing else reads it now.
+            integrate_velocity(unsafe { bodies.get_mut(index) }, h);
         }
-        // Damping acts on the velocity the body had, not on this substep's gravity: a body
-        // held at rest must still weigh m g.
-        body.linear_velocity *= 1.0 / (1.0 + h * body.linear_damping);
-        body.angular_velocity *= 1.0 / (1.0 + h * body.angular_damping);
-        body.linear_velocity += body.linear_acceleration * h;
-        body.angular_velocity += body.angular_acceleration * h;
-        if let Some(inertia) = body.gyroscopic_inertia {
-            let omega = gyroscopic_step(body.angular_velocity, body.rotation, inertia, h);
-            body.angular_velocity = omega * body.locked_axes.rotation_mask();
-        }
+    });
+}
+
+/// Gravity, forces, damping and the gyroscopic term for one body over `h`.
+#[inline]
+fn integrate_velocity(body: &mut RigidBodyQueryItem, h: Scalar) {
+    if body.inverse_mass == 0.0 {
+        return;
+    }
+    // Damping acts on the velocity the body had, not on this substep's gravity: a body
+    // held at rest must still weigh m g.
+    body.linear_velocity *= 1.0 / (1.0 + h * body.linear_damping);
+    body.angular_velocity *= 1.0 / (1.0 + h * body.angular_damping);
+    body.linear_velocity += body.linear_acceleration * h;
+    body.angular_velocity += body.angular_acceleration * h;
+    if let Some(inertia) = body.gyroscopic_inertia {
+        let omega = gyroscopic_step(body.angular_velocity, body.rotation, inertia, h);
+        body.angular_velocity = omega * body.locked_axes.rotation_mask();
     }
 }
 
@@ -83,19 +100,56 @@ fn skew(v: Vector) -> Matrix3 {
 
 /// Moves every dynamic and kinematic body by its velocity, and records the pose the XPBD sets
 /// start from.
+///
+/// Inside the contact solver's window (see [`SolverBodies`]) the velocities are taken from the
+/// contact solver's body states, and the new displacements are written to both.
 pub(crate) fn integrate_positions(mut solver: ResMut<SolverBodies>, time: Res<PhysicsStepTime>) {
     let h = time.substep_delta;
-    for body in solver.bodies.iter_mut().skip(1) {
-        if !body.rb.is_static() {
-            body.accumulated_translation += body.linear_velocity * h;
-            body.rotation = integrate_rotation(body.rotation, body.angular_velocity * h);
-            body.turned = body.turned_since_start();
+    let solver = &mut *solver;
+    let (live, window) = (solver.states_live, solver.states_window);
+    let len = solver.bodies.len();
+    let (bodies, states) = (
+        Shared::new(&mut solver.bodies),
+        Shared::new(&mut solver.states),
+    );
+    parallel_for(len - 1, PARALLEL_BODIES, |range| {
+        for slot in range.start + 1..range.end + 1 {
+            // SAFETY: every body (and its state) is moved by one call, and nothing else reads
+            // it now.
+            unsafe {
+                let state = (live || window).then(|| states.get_mut(slot));
+                integrate_position(bodies.get_mut(slot), state, live, h);
+            }
         }
-        if body.constrained {
-            body.substep_inverse_inertia = body.world_inv_inertia_now();
-        }
-        body.pre_xpbd_center = body.current_center_of_mass();
-        body.pre_xpbd_rotation = body.rotation;
-    }
+    });
     solver.substeps_done += 1;
+}
+
+/// Moves one body by its velocity over `h` (taking the velocity from its contact-solver
+/// state if `live`) and records the pose the XPBD sets start from.
+#[inline]
+fn integrate_position(
+    body: &mut RigidBodyQueryItem,
+    state: Option<&mut BodyState>,
+    live: bool,
+    h: Scalar,
+) {
+    if live && let Some(state) = &state {
+        body.linear_velocity = state.linear_velocity.truncate();
+        body.angular_velocity = state.angular_velocity.truncate();
+    }
+    if !body.rb.is_static() {
+        body.accumulated_translation += body.linear_velocity * h;
+        body.rotation = integrate_rotation(body.rotation, body.angular_velocity * h);
+        body.turned = body.turned_since_start();
+    }
+    if let Some(state) = state {
+        state.moved = body.accumulated_translation.extend(0.0);
+        state.turned = body.turned.extend(0.0);
+    }
+    if body.constrained {
+        body.substep_inverse_inertia = body.world_inv_inertia_now();
+    }
+    body.pre_xpbd_center = body.current_center_of_mass();
+    body.pre_xpbd_rotation = body.rotation;
 }

@@ -14,6 +14,7 @@ pub mod joints;
 pub mod rows;
 pub mod softness;
 pub mod solver_body;
+mod wide;
 pub mod xpbd;
 
 pub use crate::settings::{Gravity, SolverConfig};

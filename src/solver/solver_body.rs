@@ -6,6 +6,7 @@
 //! bodies named by joints and user constraints get a slot of their own, appended when the
 //! constraint is prepared, so the XPBD code can treat every participant the same way.
 
+use bevy::math::Vec4;
 use bevy::prelude::*;
 
 use crate::body::{
@@ -292,7 +293,36 @@ fn mask_rotation(inverse_inertia: Matrix3, locked: LockedAxes) -> Matrix3 {
     m * inverse_inertia * m
 }
 
+/// What the contact solver reads and writes of one body, in one cache line: velocities and
+/// the displacement since the start of the step (Box2D v3's `b2BodyState`). The `w` lane of
+/// each vector is unused (zero), so that four states load as the columns of a 4×4 matrix.
+#[derive(Clone, Copy, Debug, Default)]
+#[repr(C, align(64))]
+pub(crate) struct BodyState {
+    pub linear_velocity: Vec4,
+    pub angular_velocity: Vec4,
+    /// Centre-of-mass displacement since the start of the step.
+    pub moved: Vec4,
+    /// Rotation since the start of the step, as a small-angle rotation vector.
+    pub turned: Vec4,
+}
+
+impl BodyState {
+    #[inline]
+    fn velocities_of(body: &RigidBodyQueryItem) -> (Vec4, Vec4) {
+        (
+            body.linear_velocity.extend(0.0),
+            body.angular_velocity.extend(0.0),
+        )
+    }
+}
+
 /// The dense body storage for the step in progress.
+///
+/// `bodies` holds every body's full description ([`RigidBodyQueryItem`]); `states` a compact
+/// copy of what the contact solver moves. The items are the bodies' state at every system
+/// boundary except inside the contact solver's window, from its warm start to the end of its
+/// relax pass: there the velocities live in `states` (see [`SolverBodies::load_states`]).
 ///
 /// Reflected without its contents (every field is ignored): it is the engine's working state,
 /// rebuilt every step, so inspectors list it and scenes carry it empty, leaving the loading
@@ -302,6 +332,17 @@ fn mask_rotation(inverse_inertia: Matrix3, locked: LockedAxes) -> Matrix3 {
 pub struct SolverBodies {
     #[reflect(ignore)]
     pub(crate) bodies: Vec<RigidBodyQueryItem>,
+    /// The contact solver's compact body states, by slot (see [`BodyState`]).
+    #[reflect(ignore)]
+    pub(crate) states: Vec<BodyState>,
+    /// Whether the contact solver's window is open: `states` were loaded this substep and
+    /// their displacements are kept up to date.
+    #[reflect(ignore)]
+    pub(crate) states_window: bool,
+    /// Whether `states` hold the velocities now (inside the window, unless velocity rows
+    /// took them back to the items).
+    #[reflect(ignore)]
+    pub(crate) states_live: bool,
     /// Entity index → slot, valid only where `bodies[slot].entity` matches.
     #[reflect(ignore)]
     slots: Vec<u32>,
@@ -335,6 +376,9 @@ impl Default for SolverBodies {
                 Quaternion::IDENTITY,
                 Vector::ZERO,
             )],
+            states: Vec::new(),
+            states_window: false,
+            states_live: false,
             slots: Vec::new(),
             woken: Vec::new(),
             links: Vec::new(),
@@ -379,8 +423,45 @@ impl SolverBodies {
         slot
     }
 
+    /// Copies every body's velocities and displacement into `states` (the start of the
+    /// contact solver's window).
+    pub(crate) fn load_states(&mut self) {
+        self.states.resize(self.bodies.len(), BodyState::default());
+        for (state, body) in self.states.iter_mut().zip(&self.bodies) {
+            let (v, w) = BodyState::velocities_of(body);
+            *state = BodyState {
+                linear_velocity: v,
+                angular_velocity: w,
+                moved: body.accumulated_translation.extend(0.0),
+                turned: body.turned.extend(0.0),
+            };
+        }
+        self.states_window = true;
+        self.states_live = true;
+    }
+
+    /// Copies the velocities of the items into `states` (after something else moved the
+    /// items inside the window).
+    pub(crate) fn load_velocities(&mut self) {
+        for (state, body) in self.states.iter_mut().zip(&self.bodies) {
+            (state.linear_velocity, state.angular_velocity) = BodyState::velocities_of(body);
+        }
+    }
+
+    /// Copies the velocities in `states` back to the items. Only dynamic bodies' velocities
+    /// change in the contact solver, and the others' states still hold the items' values, so
+    /// every body is copied, without a branch.
+    pub(crate) fn store_velocities(&mut self) {
+        for (body, state) in self.bodies.iter_mut().zip(&self.states) {
+            body.linear_velocity = state.linear_velocity.truncate();
+            body.angular_velocity = state.angular_velocity.truncate();
+        }
+    }
+
     fn clear(&mut self) {
         self.bodies.truncate(1);
+        self.states_window = false;
+        self.states_live = false;
         self.woken.clear();
         self.links.clear();
         self.substeps_done = 0;

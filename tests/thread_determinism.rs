@@ -1,0 +1,219 @@
+//! Results do not depend on the thread count or the build: the serial build, the `parallel`
+//! build with one compute thread and the `parallel` build with two give bit-identical worlds.
+//!
+//! Bevy's compute task pool is a process-wide singleton whose size is fixed when it is first
+//! made, so each thread count runs in a child process: the test re-runs its own binary
+//! (`--exact determinism_child`) with `IMPETUS_DETERMINISM_THREADS` set, and the child prints
+//! a hash of the final state and how much of the solver and narrow phase ran in parallel.
+//! Across the two builds (which `.ci/run` tests one after the other) the hash is compared
+//! with [`GOLDEN`], the hash of this scene's final state, committed here.
+//!
+//! The golden hash changes whenever the physics changes (any change of the arithmetic, even a
+//! reordering of two additions). After such a deliberate change, regenerate it with
+//!
+//! ```text
+//! IMPETUS_PRINT_GOLDEN=1 cargo test --test thread_determinism -- --nocapture
+//! ```
+//!
+//! and paste the printed value into [`GOLDEN`]; then check that
+//! `cargo test --features parallel --test thread_determinism` agrees with it.
+
+use bevy::prelude::*;
+use impetus3d::prelude::*;
+
+/// The hash of the final state of [`scene`] after [`STEPS`] steps, on x86-64 (other targets
+/// may round transcendental functions differently and only compare thread counts).
+const GOLDEN: u64 = 0xa099_eaed_787d_9274;
+
+/// Steps to run: the cubes land at about step 45 and pile up.
+const STEPS: usize = 80;
+
+/// Environment variable that makes [`determinism_child`] run the scene with this many
+/// compute threads.
+const THREADS_VAR: &str = "IMPETUS_DETERMINISM_THREADS";
+
+/// 576 bodies (unit cubes and balls of radius 0.5 m, turned and spinning a little) in a
+/// 12 × 4 × 12 grid 1.1 m apart, dropped from 2 m onto the ground, with a static box across
+/// the middle for them to pile against: enough contacts (several hundred manifolds) for the
+/// solver's stages and the narrow phase to run in parallel chunks.
+fn scene() -> App {
+    let mut app = impetus3d::headless_app(1.0 / 60.0);
+    app.world_mut().spawn((
+        RigidBody::Static,
+        Collider::cuboid(100.0, 1.0, 100.0),
+        Transform::from_xyz(0.0, -0.5, 0.0),
+    ));
+    app.world_mut().spawn((
+        RigidBody::Static,
+        Collider::cuboid(1.0, 1.0, 20.0),
+        Transform::from_xyz(0.3, 0.5, 0.0).with_rotation(Quat::from_rotation_y(0.2)),
+    ));
+    let mut seed: u32 = 12345;
+    let mut random = move || {
+        // A linear congruential generator: the same numbers on every platform.
+        seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+        (seed >> 8) as f32 / (1 << 24) as f32 - 0.5
+    };
+    for i in 0..12 {
+        for j in 0..4 {
+            for k in 0..12 {
+                let position = Vec3::new(
+                    (i as f32 - 5.5) * 1.1 + 0.1 * random(),
+                    2.0 + j as f32 * 1.1,
+                    (k as f32 - 5.5) * 1.1 + 0.1 * random(),
+                );
+                let rotation = Quat::from_euler(
+                    EulerRot::XYZ,
+                    0.3 * random(),
+                    0.3 * random(),
+                    0.3 * random(),
+                );
+                let collider = if (i + j + k) % 5 == 0 {
+                    Collider::sphere(0.5)
+                } else {
+                    Collider::cuboid(1.0, 1.0, 1.0)
+                };
+                app.world_mut().spawn((
+                    RigidBody::Dynamic,
+                    collider,
+                    SleepingDisabled,
+                    Transform::from_translation(position).with_rotation(rotation),
+                    AngularVelocity(Vec3::new(random(), random(), random())),
+                ));
+            }
+        }
+    }
+    app
+}
+
+/// FNV-1a over the bits of every body's pose and velocities, in entity order.
+fn state_hash(app: &mut App) -> u64 {
+    let mut query = app.world_mut().query::<(
+        Entity,
+        &Position,
+        &Rotation,
+        &LinearVelocity,
+        &AngularVelocity,
+    )>();
+    let mut bodies: Vec<_> = query
+        .iter(app.world())
+        .map(|(e, p, r, v, w)| (e, p.0, r.0, v.0, w.0))
+        .collect();
+    bodies.sort_by_key(|b| b.0);
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for (_, p, r, v, w) in bodies {
+        let values = p.to_array().into_iter().chain(r.to_array());
+        for x in values.chain(v.to_array()).chain(w.to_array()) {
+            for byte in x.to_bits().to_le_bytes() {
+                hash = (hash ^ byte as u64).wrapping_mul(0x0100_0000_01b3);
+            }
+        }
+    }
+    hash
+}
+
+/// Runs the scene and returns the final state's hash and the parallel counters.
+fn run_scene() -> (u64, u64, u64) {
+    let mut app = scene();
+    for _ in 0..STEPS {
+        app.update();
+    }
+    let counters = &impetus3d::schedule::PARALLEL_COUNTERS;
+    let ordering = std::sync::atomic::Ordering::Relaxed;
+    (
+        state_hash(&mut app),
+        counters.parallel_stages.load(ordering),
+        counters.helper_chunks.load(ordering),
+    )
+}
+
+/// The child: runs the scene on a compute pool of `IMPETUS_DETERMINISM_THREADS` threads and
+/// prints the result. Without the variable (a plain `cargo test`) it does nothing.
+#[test]
+fn determinism_child() {
+    let Ok(threads) = std::env::var(THREADS_VAR) else {
+        return;
+    };
+    let threads: usize = threads.parse().expect("a thread count");
+    bevy::tasks::ComputeTaskPool::get_or_init(|| {
+        bevy::tasks::TaskPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+    });
+    let (hash, stages, helper_chunks) = run_scene();
+    println!("RESULT hash={hash:016x} parallel_stages={stages} helper_chunks={helper_chunks}");
+}
+
+/// Runs [`determinism_child`] in a child process with `threads` compute threads.
+fn run_child(threads: usize) -> (u64, u64, u64) {
+    let output = std::process::Command::new(std::env::current_exe().expect("the test binary"))
+        .args([
+            "--exact",
+            "determinism_child",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(THREADS_VAR, threads.to_string())
+        .output()
+        .expect("the test binary runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "child with {threads} threads failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let line = stdout
+        .lines()
+        .find_map(|l| l.split_once("RESULT ").map(|(_, result)| result))
+        .unwrap_or_else(|| panic!("no result from the child with {threads} threads:\n{stdout}"));
+    let field = |name: &str| {
+        line.split_whitespace()
+            .find_map(|f| f.strip_prefix(name))
+            .unwrap_or_else(|| panic!("no {name} in {line}"))
+    };
+    (
+        u64::from_str_radix(field("hash="), 16).expect("a hex hash"),
+        field("parallel_stages=").parse().expect("a count"),
+        field("helper_chunks=").parse().expect("a count"),
+    )
+}
+
+/// Compares `hash` with [`GOLDEN`] on x86-64.
+fn check_golden(hash: u64, build: &str) {
+    if std::env::var("IMPETUS_PRINT_GOLDEN").is_ok() {
+        println!("GOLDEN = 0x{hash:016x} ({build} build)");
+        return;
+    }
+    if cfg!(target_arch = "x86_64") {
+        assert_eq!(
+            hash, GOLDEN,
+            "the {build} build's final state (0x{hash:016x}) differs from GOLDEN (0x{GOLDEN:016x}): \
+             if the physics changed on purpose, regenerate GOLDEN (see the module docs)"
+        );
+    }
+}
+
+#[cfg(not(feature = "parallel"))]
+#[test]
+fn serial_build_matches_the_golden_state() {
+    let (hash, stages, _) = run_scene();
+    assert_eq!(stages, 0, "the serial build ran parallel stages");
+    check_golden(hash, "serial");
+}
+
+#[cfg(feature = "parallel")]
+#[test]
+fn one_and_two_threads_and_the_serial_build_agree() {
+    let (one, stages_one, _) = run_child(1);
+    let (two, stages_two, helper_chunks) = run_child(2);
+    println!(
+        "1 thread: 0x{one:016x}, {stages_one} parallel stages; 2 threads: 0x{two:016x}, \
+         {stages_two} parallel stages, {helper_chunks} chunks run by the helper thread"
+    );
+    // With one thread nothing runs in parallel; with two the solver stages and the narrow
+    // phase must have (or this test compares the serial path with itself).
+    assert_eq!(stages_one, 0, "one thread ran parallel stages");
+    assert!(stages_two > 0, "two threads ran no parallel stage");
+    assert_eq!(one, two, "1 and 2 compute threads give different results");
+    check_golden(two, "parallel");
+}
