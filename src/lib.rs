@@ -100,6 +100,23 @@
 //! supported cube. Four XPBD passes bring a 40×40 grid of heavy spheres hanging from two
 //! corners to a worst joint error of about 6 cm, where one pass lets it tear apart.
 //!
+//! ## Hierarchies, meshes and scenes
+//!
+//! A body may be a child of another entity (a level, a vehicle, the root of a spawned glTF
+//! scene): [`Position`] and [`Rotation`] stay in world space and the body's `Transform` is
+//! relative to its parent, converted both ways through the parent's world transform. Moving
+//! the parent carries its bodies along (a teleport at the next step, velocities kept), as in
+//! avian and bevy_rapier; see [`body::sync`]. Colliders may sit any number of levels below their
+//! body, each level with its own `Transform`.
+//!
+//! With the cargo feature `collider-from-mesh`, colliders can be built from Bevy `Mesh` assets
+//! ([`Collider::trimesh_from_mesh`], [`Collider::convex_hull_from_mesh`],
+//! [`Collider::convex_decomposition_from_mesh`]), from an entity's `Mesh3d` once its asset has
+//! loaded (`ColliderConstructor`), and for every mesh of a spawned glTF scene
+//! (`ColliderConstructorHierarchy`); see [`collision::mesh`](crate::collision) (documented
+//! when the feature is on). [`Collider::heightfield`] builds terrain from a grid of heights,
+//! with or without the feature.
+//!
 //! ## Rollback snapshots
 //!
 //! [`PhysicsSnapshot::capture`] copies the whole simulation state of a world (bodies,
@@ -212,6 +229,11 @@ pub mod prelude {
         CollidingEntities, CollisionEnd, CollisionEventsEnabled, CollisionHooks,
         CollisionHooksPlugin, CollisionLayers, CollisionStart, Collisions, ContactPair,
         ContactPairMut, ContactPoint, Friction, PhysicsLayer, Restitution, Sensor,
+    };
+    #[cfg(feature = "collider-from-mesh")]
+    pub use crate::collision::{
+        ColliderConstructor, ColliderConstructorHierarchy, ColliderConstructorHierarchyConfig,
+        ColliderConstructorReady, VhacdFillMode, VhacdParameters,
     };
     #[cfg(feature = "debug-render")]
     pub use crate::debug_render::{
@@ -383,7 +405,10 @@ where
     for<'w, 's> SystemParamItem<'w, 's, H>: CollisionHooks,
 {
     fn build(self) -> PluginGroupBuilder {
-        PluginGroupBuilder::start::<Self>()
+        let group = PluginGroupBuilder::start::<Self>();
+        #[cfg(feature = "collider-from-mesh")]
+        let group = group.add(collision::ColliderConstructorPlugin);
+        group
             .add(schedule::PhysicsSchedulePlugin {
                 parent: self.schedule,
             })

@@ -2,11 +2,13 @@
 //! and the sleeping marker.
 //!
 //! A body is an entity with [`RigidBody`]. Its pose is [`Position`] (the world position of the
-//! body's origin, which is also where its [`Transform`] sits) and [`Rotation`]. Colliders on the
+//! body's origin, which is also where its [`Transform`] puts it) and [`Rotation`], both in world
+//! space even when the body is a child of another entity (see [`sync`] for how `Transform`, which
+//! is then relative to the parent, follows). Colliders on the
 //! entity or on its children give it mass, centre of mass and inertia ([`mass`]).
 
 pub mod mass;
-pub(crate) mod sync;
+pub mod sync;
 
 pub use mass::{CenterOfMass, ColliderDensity, ComputedMass, Mass};
 
@@ -368,8 +370,10 @@ impl Validate for ConstantTorque {
 }
 
 /// The pose last exchanged between [`Transform`] and [`Position`]/[`Rotation`], used to tell
-/// which of the two the user changed since.
-#[derive(Component, Reflect, Clone, Copy, Debug, Default, PartialEq)]
+/// which of the two the user changed since: the world pose, the local `Transform` values that
+/// stood for it and the parent's world transform they were relative to (identity for a root
+/// body).
+#[derive(Component, Reflect, Clone, Copy, Debug, PartialEq)]
 #[reflect(Component, Default, Debug, PartialEq)]
 #[cfg_attr(
     feature = "serialize",
@@ -377,9 +381,30 @@ impl Validate for ConstantTorque {
     reflect(Serialize, Deserialize)
 )]
 pub struct PoseSync {
+    /// World position last exchanged.
     pub(crate) translation: Vector,
+    /// World rotation last exchanged.
     pub(crate) rotation: Quaternion,
+    /// `Transform::translation` last exchanged (relative to the parent).
+    pub(crate) local_translation: Vector,
+    /// `Transform::rotation` last exchanged (relative to the parent).
+    pub(crate) local_rotation: Quaternion,
+    /// World transform of the parent at the last exchange.
+    pub(crate) parent: bevy::math::Affine3A,
     pub(crate) initialized: bool,
+}
+
+impl Default for PoseSync {
+    fn default() -> Self {
+        Self {
+            translation: Vector::ZERO,
+            rotation: Quaternion::IDENTITY,
+            local_translation: Vector::ZERO,
+            local_rotation: Quaternion::IDENTITY,
+            parent: bevy::math::Affine3A::IDENTITY,
+            initialized: false,
+        }
+    }
 }
 
 /// Hook of [`RigidBody`]: agree the pose between `Transform` and `Position`/`Rotation` now

@@ -127,6 +127,62 @@ impl Collider {
         SharedShape::trimesh(vertices, indices).map(Into::into)
     }
 
+    /// A heightfield: terrain over the collider's local XZ plane, centred on its origin.
+    ///
+    /// `heights` is a grid of samples, row by row: `heights[i][j]` is the height (times
+    /// `scale.y`) at `z = (i / (rows − 1) − ½) scale.z` and `x = (j / (columns − 1) − ½)
+    /// scale.x`. So each row is a line of samples along X, and the rows go along +Z; the field
+    /// spans `scale.x` by `scale.z` metres. Between samples the surface is two triangles per
+    /// cell.
+    ///
+    /// ```
+    /// # use impetus3d::prelude::*;
+    /// # use bevy::prelude::*;
+    /// // A 10 m × 10 m field, 3 × 3 samples, rising to 1 m along +X.
+    /// let ramp = Collider::heightfield(
+    ///     vec![vec![0.0, 0.5, 1.0], vec![0.0, 0.5, 1.0], vec![0.0, 0.5, 1.0]],
+    ///     Vec3::new(10.0, 1.0, 10.0),
+    /// );
+    /// assert!(ramp.validate().is_none());
+    /// ```
+    ///
+    /// A heightfield has no volume and no mass: put it on a static body (or none). Bad input (fewer
+    /// than 2 rows or columns, rows of different lengths, a non-finite height, a non-finite
+    /// scale or one ≤ 0 along X or Z) gives a collider that is reported with the entity and
+    /// ignored.
+    pub fn heightfield(heights: Vec<Vec<Scalar>>, scale: Vector) -> Self {
+        let rows = heights.len();
+        let columns = heights.first().map_or(0, Vec::len);
+        if rows < 2 || columns < 2 {
+            return Self::invalid(format!(
+                "a heightfield needs at least 2 × 2 samples, got {rows} rows of {columns}"
+            ));
+        }
+        if let Some(row) = heights.iter().position(|r| r.len() != columns) {
+            return Self::invalid(format!(
+                "heightfield row {row} has {} samples where row 0 has {columns}",
+                heights[row].len()
+            ));
+        }
+        if heights.iter().flatten().any(|h| !h.is_finite()) {
+            return Self::invalid("a heightfield sample is not finite".to_string());
+        }
+        if !scale.is_finite() || scale.x <= 0.0 || scale.z <= 0.0 {
+            return Self::invalid(format!(
+                "heightfield scale {scale} is not finite or not > 0 along X and Z"
+            ));
+        }
+        // parry's grid is column-major, its rows along Z and its columns along X.
+        let mut data = vec![0.0; rows * columns];
+        for (i, row) in heights.iter().enumerate() {
+            for (j, &h) in row.iter().enumerate() {
+                data[i + j * rows] = h;
+            }
+        }
+        let grid = parry3d::utils::Array2::new(rows, columns, data);
+        SharedShape::heightfield(grid, scale).into()
+    }
+
     /// Several colliders rigidly joined, each at a translation and rotation in the compound's
     /// frame.
     ///
@@ -159,7 +215,7 @@ impl Collider {
     }
 
     /// A collider that is reported with `reason` and ignored.
-    fn invalid(reason: String) -> Self {
+    pub(crate) fn invalid(reason: String) -> Self {
         Self {
             shape: SharedShape::ball(0.0),
             error: Some(reason),

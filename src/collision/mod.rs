@@ -6,6 +6,8 @@ pub mod contacts;
 pub mod events;
 pub mod hooks;
 pub mod mass_properties;
+#[cfg(feature = "collider-from-mesh")]
+pub mod mesh;
 pub mod narrow_phase;
 
 pub use collider::{
@@ -18,6 +20,12 @@ pub use contacts::{
 };
 pub use events::{CollidingEntities, CollisionEventsEnabled};
 pub use hooks::{ActiveCollisionHooks, CollisionHooks, CollisionHooksPlugin, ContactPairMut};
+#[cfg(feature = "collider-from-mesh")]
+pub use mesh::{
+    ColliderConstructor, ColliderConstructorHierarchy, ColliderConstructorHierarchyConfig,
+    ColliderConstructorPlugin, ColliderConstructorReady, ColliderConstructorSystems,
+    VhacdFillMode, VhacdParameters,
+};
 
 use bevy::prelude::*;
 
@@ -30,6 +38,7 @@ pub(crate) struct ColliderPlugin;
 impl Plugin for ColliderPlugin {
     fn build(&self, app: &mut App) {
         mass_properties::register_mass_hooks(app.world_mut());
+        app.register_type::<CollisionLayers>();
         app.init_resource::<collider::ColliderOwnership>()
             .validate_component::<Friction>()
             .validate_component::<Restitution>()

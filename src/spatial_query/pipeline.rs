@@ -82,7 +82,11 @@ fn rebuild_query_tree(
         };
         let (kind, world) = match body.and_then(|b| bodies.get(b).ok()) {
             Some((rb, position, rotation, transform, sync, sleeping)) => {
-                let (p, r) = user_pose(transform, position, rotation, sync);
+                let parent = crate::body::sync::parent_affine(body.unwrap_or(entity), |e| {
+                    let (parent, transform, _) = links.get(e).ok()?;
+                    Some((parent.map(ChildOf::parent), transform.copied()))
+                });
+                let (p, r, _) = user_pose(transform, position, rotation, sync, &parent);
                 (ProxyKind::of(*rb, sleeping), pose(p, r.normalize()) * local)
             }
             None => (ProxyKind::Static, local),
