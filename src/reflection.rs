@@ -47,7 +47,7 @@
 //!
 //! | carried (reflected with their values) | recomputed on load |
 //! | --- | --- |
-//! | everything a user sets: body kind, pose, velocities, mass overrides, forces, damping, locked axes, sleeping, colliders and their materials and layers, sensors, joints (with their anchors, limits, motors and the relative rotation a fixed joint locked in), casters, character controllers, swept CCD, the settings resources ([`Gravity`], [`SubstepCount`], [`SolverConfig`], [`SleepThreshold`], [`XpbdIterations`]) | the engine's per-step working state: [`ContactGraph`], [`SolverBodies`] and [`VelocityRows`] are registered but reflect no fields, so a scene carries them empty and the loading world keeps its own. Contacts are found again by the first step after loading, so warm starting begins from zero impulses. |
+//! | everything a user sets: body kind, pose, velocities, mass overrides, forces, damping, locked axes, sleeping, colliders and their materials and layers, sensors, joints (with their anchors, limits, motors and the relative rotation a fixed joint locked in), casters, character controllers, swept CCD, the settings resources ([`Gravity`], [`SubstepCount`], [`SolverConfig`], [`SleepThreshold`], [`XpbdIterations`]) | the engine's per-step working state: [`ContactGraph`], [`SolverBodies`], [`VelocityRows`] and [`VelocityConstraintCaches`] are registered but reflect no fields, so a scene carries them empty and the loading world keeps its own. Contacts are found again by the first step after loading, so warm starting begins from zero impulses. |
 //! | the engine's bookkeeping components, so that a whole-world round trip restores the bodies as they were: [`PoseSync`] (the pose last exchanged with `Transform`; without it a loaded body counts as moved by the user and wakes up), [`ComputedMass`], [`SleepTimer`], [`ColliderPose`], [`ColliderOf`], [`DisabledCollider`], [`CollidingEntities`], hits of casters, [`CharacterControllerState`], [`PhysicsStepTime`] | the interpolation plugin's per-body state (inserted again with `TransformInterpolation` / `TransformExtrapolation`, and filled by the first step) |
 //!
 //! The marker components of [`interpolation`](crate::interpolation) and the
@@ -73,6 +73,7 @@
 //! [`ContactGraph`]: crate::collision::ContactGraph
 //! [`SolverBodies`]: crate::solver::SolverBodies
 //! [`VelocityRows`]: crate::solver::rows::VelocityRows
+//! [`VelocityConstraintCaches`]: crate::solver::rows::VelocityConstraintCaches
 //! [`PoseSync`]: crate::body::PoseSync
 //! [`ComputedMass`]: crate::body::ComputedMass
 //! [`SleepTimer`]: crate::body::SleepTimer
@@ -104,7 +105,7 @@ use crate::solver::joints::{
     D6Axis, D6Drive, D6Joint, D6Limit, D6Motion, DistanceJoint, FixedJoint, JointBase, JointMotor,
     MotorTarget, PrismaticJoint, RevoluteJoint, SphericalJoint,
 };
-use crate::solver::rows::VelocityRows;
+use crate::solver::rows::{VelocityConstraintCaches, VelocityRows};
 use crate::solver::xpbd::{ConstraintDisabled, XpbdIterations};
 use crate::solver::{SolverBodies, SweepMode, SweptCcd};
 use crate::spatial_query::{
@@ -157,6 +158,7 @@ impl Plugin for ReflectionPlugin {
         // Solver, joints and constraints.
         app.register_type::<SolverBodies>()
             .register_type::<VelocityRows>()
+            .register_type::<VelocityConstraintCaches>()
             .register_type::<SweptCcd>()
             .register_type::<SweepMode>()
             .register_type::<ConstraintDisabled>()

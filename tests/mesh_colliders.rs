@@ -9,6 +9,7 @@ mod common;
 use std::time::Duration;
 
 use bevy::asset::{AssetPlugin, RenderAssetUsages};
+use bevy::ecs::schedule::SingleThreadedExecutor;
 use bevy::mesh::{Indices, Mesh, Mesh3d, PrimitiveTopology};
 use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
@@ -259,6 +260,11 @@ fn app_with_meshes() -> App {
     .init_asset::<Mesh>()
     .insert_resource(Time::<Fixed>::from_duration(step))
     .insert_resource(TimeUpdateStrategy::ManualDuration(step));
+    // The constructors warn from `PreUpdate`; on one thread, so that `capture_warnings` (a
+    // thread-local subscriber) hears them with the `parallel` feature too.
+    app.edit_schedule(PreUpdate, |schedule| {
+        schedule.set_executor(SingleThreadedExecutor::new());
+    });
     app.update();
     app
 }

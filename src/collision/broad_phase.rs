@@ -174,6 +174,7 @@ impl BroadPhase {
             pairs: self.pairs.clone(),
             bvh: self.bvh.clone(),
             workspace: BvhWorkspace::default(),
+            keyed_pairs: Vec::new(),
             leaf_proxy: self.leaf_proxy.clone(),
             leaves: self.leaves.clone(),
             generation: self.generation,

@@ -75,7 +75,10 @@ impl XBody {
         }
         self.translation += self.inverse_mass * p;
         let dtheta = self.inverse_inertia * r.cross(p);
-        self.rotation = nudge_rotation(self.rotation, dtheta.into());
+        // Renormalised at once: the 3×3 blocks are kept for the whole substep while the arms
+        // are rotated afresh every pass, and an unnormalised quaternion stretches the arms
+        // (by |q|²), which under a large correction makes the passes diverge.
+        self.rotation = nudge_rotation(self.rotation, dtheta.into()).normalize();
     }
 
     /// Writes the moved pose back into `body` (a body that cannot move is left alone).
@@ -170,7 +173,7 @@ impl<'a> JointBody<'a> {
             return;
         }
         let dtheta = x.inverse_inertia * Vec3A::from(p);
-        x.rotation = nudge_rotation(x.rotation, dtheta.into());
+        x.rotation = nudge_rotation(x.rotation, dtheta.into()).normalize();
     }
 
     /// `1/m + (r × n)ᵀ I⁻¹ (r × n)` for a push along the unit vector `n` at offset `r` (0 for

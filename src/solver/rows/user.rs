@@ -154,8 +154,11 @@ pub(crate) struct RowMap {
 /// The [`VelocityConstraintCache`] of every velocity-constraint type, in the order their
 /// systems first ran. A resource rather than each system's `Local`, so that a
 /// [`PhysicsSnapshot`](crate::PhysicsSnapshot) can capture and restore the warm-start data.
-#[derive(Resource, Default)]
-pub struct VelocityConstraintCaches(Vec<VelocityConstraintCache>);
+///
+/// Reflected without its contents, like [`VelocityRows`]: it is the engine's working state.
+#[derive(Resource, Default, Reflect)]
+#[reflect(Resource, Default)]
+pub struct VelocityConstraintCaches(#[reflect(ignore)] Vec<VelocityConstraintCache>);
 
 impl VelocityConstraintCaches {
     /// Each type's row map, for a snapshot.
