@@ -88,8 +88,11 @@ fn setup(
             Mesh3d(rock.clone()),
             MeshMaterial3d(stone.clone()),
             ColliderConstructor::ConvexHullFromMesh,
-            Transform::from_xyz(x, 1.0 + i as f32, 3.0)
-                .with_scale(Vec3::new(1.0, 0.6 + 0.2 * i as f32, 1.2)),
+            Transform::from_xyz(x, 1.0 + i as f32, 3.0).with_scale(Vec3::new(
+                1.0,
+                0.6 + 0.2 * i as f32,
+                1.2,
+            )),
         ));
     }
 
@@ -139,7 +142,10 @@ fn aim_and_shoot(
         let point = ray.origin + *ray.direction * hit.distance;
         let normal = Dir3::new(hit.normal).unwrap_or(Dir3::Y);
         gizmos.circle(
-            Isometry3d::new(point + *normal * 0.01, Quat::from_rotation_arc(Vec3::Z, *normal)),
+            Isometry3d::new(
+                point + *normal * 0.01,
+                Quat::from_rotation_arc(Vec3::Z, *normal),
+            ),
             0.3,
             Color::WHITE,
         );

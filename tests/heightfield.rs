@@ -55,14 +55,20 @@ fn ball_rests_at_the_height_of_the_field_under_it() {
             (p.y - 1.75).abs() <= slop(),
             "on the plateau at z = {z}: rests at {p}"
         );
-        assert!((p.x - 3.0).abs() < 1e-3 && (p.z - z).abs() < 1e-3, "moved to {p}");
+        assert!(
+            (p.x - 3.0).abs() < 1e-3 && (p.z - z).abs() < 1e-3,
+            "moved to {p}"
+        );
     }
     // On the low flat part (x = -2 m): radius.
     let p = rest_on_field(terrace(), Vec3::ZERO, -2.0, 1.0);
     assert!((p.y - 0.25).abs() <= slop(), "on the flat: rests at {p}");
     // The field follows its body's pose: raised by 1 m and moved 10 m along Z.
     let p = rest_on_field(terrace(), Vec3::new(0.0, 1.0, 10.0), 3.0, 9.0);
-    assert!((p.y - 2.75).abs() <= slop(), "on the moved field: rests at {p}");
+    assert!(
+        (p.y - 2.75).abs() <= slop(),
+        "on the moved field: rests at {p}"
+    );
 }
 
 #[test]
@@ -84,9 +90,17 @@ fn bad_heightfields_are_reported_not_a_panic() {
     let cases = [
         (vec![vec![0.0, 1.0]], Vec3::ONE, "2 × 2"),
         (vec![vec![0.0, 1.0], vec![0.0]], Vec3::ONE, "row 1"),
-        (vec![vec![0.0, f32::NAN], vec![0.0, 0.0]], Vec3::ONE, "finite"),
+        (
+            vec![vec![0.0, f32::NAN], vec![0.0, 0.0]],
+            Vec3::ONE,
+            "finite",
+        ),
         (vec![vec![0.0; 2]; 2], Vec3::new(0.0, 1.0, 1.0), "scale"),
-        (vec![vec![0.0; 2]; 2], Vec3::new(1.0, f32::INFINITY, 1.0), "scale"),
+        (
+            vec![vec![0.0; 2]; 2],
+            Vec3::new(1.0, f32::INFINITY, 1.0),
+            "scale",
+        ),
         (Vec::new(), Vec3::ONE, "2 × 2"),
     ];
     for (heights, scale, reason) in cases {

@@ -137,7 +137,10 @@ fn body_spawned_under_a_placed_parent_starts_at_its_world_pose() {
     let parent_pose = Transform::from_xyz(2.0, 3.0, 4.0).with_rotation(Quat::from_rotation_y(1.0));
     let parent = spawn(&mut app, parent_pose);
     // One level deeper: the parent's child is a plain entity, and the body is under that.
-    let middle = spawn(&mut app, (Transform::from_xyz(0.0, 1.0, 0.0), ChildOf(parent)));
+    let middle = spawn(
+        &mut app,
+        (Transform::from_xyz(0.0, 1.0, 0.0), ChildOf(parent)),
+    );
     let body = spawn(
         &mut app,
         (
@@ -170,7 +173,13 @@ fn ray_down(app: &mut App, from: Vec3) -> Option<(Entity, f32)> {
     let mut state = SystemState::<SpatialQuery>::new(app.world_mut());
     let query = state.get(app.world()).unwrap();
     query
-        .cast_ray(from, Dir3::NEG_Y, 100.0, true, &SpatialQueryFilter::default())
+        .cast_ray(
+            from,
+            Dir3::NEG_Y,
+            100.0,
+            true,
+            &SpatialQueryFilter::default(),
+        )
         .map(|hit| (hit.entity, from.y - hit.distance))
 }
 
@@ -181,8 +190,7 @@ fn colliders_three_levels_below_a_body_give_its_mass_and_collide_in_place() {
     // A body turned about Y, three levels of children each moved and turned, and a sphere on
     // the last. With only that sphere, the centre of mass is the sphere's centre, so the body
     // falls and rests without turning over.
-    let body_pose =
-        Transform::from_xyz(0.5, 4.0, -1.0).with_rotation(Quat::from_rotation_y(0.7));
+    let body_pose = Transform::from_xyz(0.5, 4.0, -1.0).with_rotation(Quat::from_rotation_y(0.7));
     let body = spawn(&mut app, (RigidBody::Dynamic, body_pose));
     let a_pose = Transform::from_xyz(1.0, 0.0, 0.0).with_rotation(Quat::from_rotation_z(0.4));
     let b_pose = Transform::from_xyz(0.0, 0.5, 0.3).with_rotation(Quat::from_rotation_x(-0.6));

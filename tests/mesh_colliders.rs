@@ -115,9 +115,12 @@ fn l_mesh() -> Mesh {
         indices.extend([back + i, back + j, front + j]);
         indices.extend([back + i, front + j, front + i]);
     }
-    Mesh::new(PrimitiveTopology::TriangleList, RenderAssetUsages::default())
-        .with_inserted_attribute(Mesh::ATTRIBUTE_POSITION, positions)
-        .with_inserted_indices(Indices::U32(indices))
+    Mesh::new(
+        PrimitiveTopology::TriangleList,
+        RenderAssetUsages::default(),
+    )
+    .with_inserted_attribute(Mesh::ATTRIBUTE_POSITION, positions)
+    .with_inserted_indices(Indices::U32(indices))
 }
 
 #[test]
@@ -211,24 +214,31 @@ fn vhacd_parameters_are_checked() {
 
 #[test]
 fn bad_meshes_give_none_not_a_panic() {
-    let empty = Mesh::new(PrimitiveTopology::TriangleList, RenderAssetUsages::default());
+    let empty = Mesh::new(
+        PrimitiveTopology::TriangleList,
+        RenderAssetUsages::default(),
+    );
     let lines = Mesh::new(PrimitiveTopology::LineList, RenderAssetUsages::default())
         .with_inserted_attribute(
             Mesh::ATTRIBUTE_POSITION,
             vec![[0.0f32, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]],
         );
-    let no_vertices = Mesh::new(PrimitiveTopology::TriangleList, RenderAssetUsages::default())
-        .with_inserted_attribute(Mesh::ATTRIBUTE_POSITION, Vec::<[f32; 3]>::new());
-    let nan = Mesh::from(Cuboid::new(1.0, 1.0, 1.0)).with_inserted_attribute(
+    let no_vertices = Mesh::new(
+        PrimitiveTopology::TriangleList,
+        RenderAssetUsages::default(),
+    )
+    .with_inserted_attribute(Mesh::ATTRIBUTE_POSITION, Vec::<[f32; 3]>::new());
+    let nan = Mesh::from(Cuboid::new(1.0, 1.0, 1.0))
+        .with_inserted_attribute(Mesh::ATTRIBUTE_POSITION, vec![[f32::NAN, 0.0, 0.0]; 24]);
+    let out_of_range = Mesh::new(
+        PrimitiveTopology::TriangleList,
+        RenderAssetUsages::default(),
+    )
+    .with_inserted_attribute(
         Mesh::ATTRIBUTE_POSITION,
-        vec![[f32::NAN, 0.0, 0.0]; 24],
-    );
-    let out_of_range = Mesh::new(PrimitiveTopology::TriangleList, RenderAssetUsages::default())
-        .with_inserted_attribute(
-            Mesh::ATTRIBUTE_POSITION,
-            vec![[0.0f32, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]],
-        )
-        .with_inserted_indices(Indices::U16(vec![0, 1, 7]));
+        vec![[0.0f32, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]],
+    )
+    .with_inserted_indices(Indices::U16(vec![0, 1, 7]));
     let flat = Mesh::from(Plane3d::default().mesh().size(2.0, 2.0));
     for (name, mesh) in [
         ("empty", &empty),
@@ -239,7 +249,10 @@ fn bad_meshes_give_none_not_a_panic() {
     ] {
         assert!(Collider::trimesh_from_mesh(mesh).is_none(), "{name}");
         assert!(Collider::convex_hull_from_mesh(mesh).is_none(), "{name}");
-        assert!(Collider::convex_decomposition_from_mesh(mesh).is_none(), "{name}");
+        assert!(
+            Collider::convex_decomposition_from_mesh(mesh).is_none(),
+            "{name}"
+        );
     }
     // A flat mesh is a fine triangle mesh but has no hull or parts.
     assert!(Collider::trimesh_from_mesh(&flat).is_some());
@@ -278,10 +291,7 @@ fn collider_constructor_waits_for_the_mesh_then_builds_the_collider() {
     let mut app = app_with_meshes();
     ground(&mut app);
     // A handle whose asset is not there yet, as while a file loads.
-    let handle = app
-        .world()
-        .resource::<Assets<Mesh>>()
-        .reserve_handle();
+    let handle = app.world().resource::<Assets<Mesh>>().reserve_handle();
     let body = spawn(
         &mut app,
         (
@@ -345,7 +355,10 @@ fn collider_constructor_primitives_and_bad_input() {
         let no_mesh = spawn(&mut app, ColliderConstructor::TrimeshFromMesh);
         let empty = add_mesh(
             &mut app,
-            Mesh::new(PrimitiveTopology::TriangleList, RenderAssetUsages::default()),
+            Mesh::new(
+                PrimitiveTopology::TriangleList,
+                RenderAssetUsages::default(),
+            ),
         );
         let empty_mesh = spawn(
             &mut app,
@@ -377,7 +390,11 @@ fn collider_constructor_primitives_and_bad_input() {
     let (states, warned) = results;
     assert_eq!(states[0], (true, false), "the sphere is built");
     for (i, state) in states[1..].iter().enumerate() {
-        assert_eq!(*state, (false, false), "case {i}: no collider, constructor gone");
+        assert_eq!(
+            *state,
+            (false, false),
+            "case {i}: no collider, constructor gone"
+        );
     }
     for entity in warned {
         assert!(
@@ -427,7 +444,10 @@ fn hierarchy_gives_each_mesh_below_a_collider_with_overrides() {
     let sensor = child(&mut app, root, "Sensor", 2.0);
     let decal = child(&mut app, root, "Decal", 3.0);
     // Two levels down, with no name of its own: it gets the plain default.
-    let group = spawn(&mut app, (Transform::from_xyz(0.0, 0.0, 2.0), ChildOf(root)));
+    let group = spawn(
+        &mut app,
+        (Transform::from_xyz(0.0, 0.0, 2.0), ChildOf(root)),
+    );
     let nested = spawn(
         &mut app,
         (Mesh3d(cube.clone()), Transform::default(), ChildOf(group)),
@@ -460,7 +480,10 @@ fn hierarchy_gives_each_mesh_below_a_collider_with_overrides() {
     let ball = 200.0 * 4.0 / 3.0 * std::f32::consts::PI * 0.125;
     let expected = 2.0 * 200.0 + 2.0 * ball;
     let mass = computed_mass(&app, root).mass();
-    assert!((mass - expected).abs() < 1e-2, "mass {mass}, expected {expected}");
+    assert!(
+        (mass - expected).abs() < 1e-2,
+        "mass {mass}, expected {expected}"
+    );
 }
 
 #[test]
@@ -525,12 +548,7 @@ fn hierarchy_on_a_scene_waits_until_it_has_spawned() {
     let mut meshes = world.query::<(&Name, Option<&Collider>)>();
     let mut found: Vec<(String, Option<parry3d::shape::ShapeType>)> = meshes
         .iter(world)
-        .map(|(name, collider)| {
-            (
-                name.to_string(),
-                collider.map(|c| c.shape().shape_type()),
-            )
-        })
+        .map(|(name, collider)| (name.to_string(), collider.map(|c| c.shape().shape_type())))
         .collect();
     found.sort_by(|a, b| a.0.cmp(&b.0));
     use parry3d::shape::ShapeType;

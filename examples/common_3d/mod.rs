@@ -161,7 +161,10 @@ pub fn spawn_ground(
 }
 
 /// A plain coloured material.
-pub fn material(materials: &mut Assets<StandardMaterial>, color: impl Into<Color>) -> Handle<StandardMaterial> {
+pub fn material(
+    materials: &mut Assets<StandardMaterial>,
+    color: impl Into<Color>,
+) -> Handle<StandardMaterial> {
     materials.add(StandardMaterial {
         base_color: color.into(),
         perceptual_roughness: 0.6,
@@ -259,7 +262,11 @@ fn update_panel(
         average.as_secs_f64() * 1000.0,
         timer.last.as_secs_f64() * 1000.0,
         steps.substeps,
-        if steps.delta > 0.0 { 1.0 / steps.delta } else { 0.0 },
+        if steps.delta > 0.0 {
+            1.0 / steps.delta
+        } else {
+            0.0
+        },
         steps.step_count,
         help.0,
     );

@@ -335,9 +335,8 @@ pub(crate) fn position_to_transform(
         } else {
             Affine3A::IDENTITY
         };
-        let unchanged_world = position.0 == sync.translation
-            && rotation.0 == sync.rotation
-            && parent == sync.parent;
+        let unchanged_world =
+            position.0 == sync.translation && rotation.0 == sync.rotation && parent == sync.parent;
         let (translation, local_rotation) = if unchanged_world && sync.initialized {
             (sync.local_translation, sync.local_rotation)
         } else {

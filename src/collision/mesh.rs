@@ -92,10 +92,9 @@ fn mesh_triangles(mesh: &Mesh, scale: Vector) -> Result<MeshTriangles, String> {
         return Err(format!("index {bad} is out of range for {count} vertices"));
     }
     let mut indices: Vec<[u32; 3]> = match mesh.primitive_topology() {
-        PrimitiveTopology::TriangleList => flat
-            .chunks_exact(3)
-            .map(|t| [t[0], t[1], t[2]])
-            .collect(),
+        PrimitiveTopology::TriangleList => {
+            flat.chunks_exact(3).map(|t| [t[0], t[1], t[2]]).collect()
+        }
         PrimitiveTopology::TriangleStrip => (0..flat.len().saturating_sub(2))
             .map(|k| {
                 if k % 2 == 0 {
@@ -152,7 +151,9 @@ fn decomposition_collider(
         });
     let extent = max - min;
     if extent.min_element() <= 1e-6 * extent.max_element().max(1e-6) {
-        return Err(format!("it is flat (extent {extent}): nothing to decompose"));
+        return Err(format!(
+            "it is flat (extent {extent}): nothing to decompose"
+        ));
     }
     let decomposition = VHACD::decompose(&params, &vertices, &indices, true);
     let parts: Vec<(Vector, Quat, Collider)> = decomposition
@@ -611,12 +612,7 @@ fn build_colliders(
     mut commands: Commands,
     meshes: Option<Res<Assets<Mesh>>>,
     asset_server: Option<Res<AssetServer>>,
-    constructors: Query<(
-        Entity,
-        &ColliderConstructor,
-        Option<&Mesh3d>,
-        Option<&Name>,
-    )>,
+    constructors: Query<(Entity, &ColliderConstructor, Option<&Mesh3d>, Option<&Name>)>,
     links: Query<(Option<&ChildOf>, Option<&Transform>)>,
 ) {
     for (entity, constructor, mesh3d, name) in &constructors {

@@ -23,8 +23,8 @@ pub use hooks::{ActiveCollisionHooks, CollisionHooks, CollisionHooksPlugin, Cont
 #[cfg(feature = "collider-from-mesh")]
 pub use mesh::{
     ColliderConstructor, ColliderConstructorHierarchy, ColliderConstructorHierarchyConfig,
-    ColliderConstructorPlugin, ColliderConstructorReady, ColliderConstructorSystems,
-    VhacdFillMode, VhacdParameters,
+    ColliderConstructorPlugin, ColliderConstructorReady, ColliderConstructorSystems, VhacdFillMode,
+    VhacdParameters,
 };
 
 use bevy::prelude::*;

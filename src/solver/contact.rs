@@ -875,7 +875,9 @@ pub(crate) fn solve_contacts(
         time.substep_delta,
         config.max_push_out_speed,
     );
-    if rows_present(&rows) {
+    // Only if this substep's states were loaded: with no contacts they still hold another
+    // step's bodies, by slots that may since have changed hands.
+    if rows_present(&rows) && solver.states_live {
         solver.store_velocities();
         solver.states_live = false;
     }

@@ -387,7 +387,10 @@ pub(crate) fn prepare_joints<J: XpbdJoint>(
     // the ECS storage order, which changes whenever a joint entity gains or loses a component
     // (a joint breaking moves another into its place). The query is walked when it already
     // yields index order (the usual case), otherwise each joint is looked up.
-    if components.iter().is_sorted_by_key(|(entity, _)| entity.index_u32()) {
+    if components
+        .iter()
+        .is_sorted_by_key(|(entity, _)| entity.index_u32())
+    {
         for (entity, joint) in &components {
             list.push(entity, joint, &mut records, &mut solver, &participants);
         }
