@@ -696,7 +696,7 @@ fn build_block(
             normal.dot((v2 + w2.cross(r2)) - (v1 + w1.cross(r1))),
             F4::ZERO,
         );
-        sum = sum + select3(real, anchor, Vec3x4::default());
+        sum += select3(real, anchor, Vec3x4::default());
         if let Some(slot) = anchors.get_mut(index) {
             *slot = anchor;
         }
@@ -735,10 +735,10 @@ fn build_block(
     // The friction patch at the centre.
     let (r1, r2) = (center - center1, center - center2);
     let tangent_velocity = tangent_velocity.vec3();
-    for t in 0..2 {
-        block.tangent_arms[t] = block_bodies.arm(r1, r2, tangents[t]);
-        block.tangent_push[t] = block_bodies.push(tangents[t]);
-        block.target_speed[t] = tangents[t].dot(tangent_velocity);
+    for (t, tangent) in tangents.into_iter().enumerate() {
+        block.tangent_arms[t] = block_bodies.arm(r1, r2, tangent);
+        block.tangent_push[t] = block_bodies.push(tangent);
+        block.target_speed[t] = tangent.dot(tangent_velocity);
     }
     block.push = block_bodies.push(normal);
     block.twist = [
