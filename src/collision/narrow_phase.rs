@@ -10,8 +10,8 @@
 //!
 //! Two polyhedra (boxes, convex hulls) that barely moved relative to each other keep their
 //! manifold: its points are carried along and only their distances recomputed (see
-//! [`update_near_rest`]), which is what a stack at rest costs. A rebuilt manifold of more than
-//! four points is reduced to four ([`reduce_manifold`]), as Box2D v3 and Box3D do.
+//! `update_near_rest`), which is what a stack at rest costs. A rebuilt manifold of more than
+//! four points is reduced to four (`reduce_manifold`), as Box2D v3 and Box3D do.
 
 use bevy::ecs::entity::EntityHashSet;
 use bevy::prelude::*;

@@ -28,12 +28,12 @@
 //!
 //! ## The wide solver
 //!
-//! The constraints are graph-coloured ([`colouring`](super::colouring)): within a colour no
+//! The constraints are graph-coloured (the `colouring` module): within a colour no
 //! two constraints move the same dynamic body. Each colour is cut into *blocks* of four
-//! constraints, stored as structure of arrays (one [`Vec3x4`] per vector quantity, one lane per
-//! manifold; each contact point slot of a block is a [`PointBlock`]), and a block is solved
+//! constraints, stored as structure of arrays (one `Vec3x4` per vector quantity, one lane per
+//! manifold; each contact point slot of a block is a `PointBlock`), and a block is solved
 //! with four-lane arithmetic: its eight bodies' velocities are gathered from the compact body
-//! states ([`BodyState`]) into lanes, every point and the friction patch are solved for all
+//! states (`BodyState`) into lanes, every point and the friction patch are solved for all
 //! four manifolds at once, and the dynamic bodies are scattered back. This is Box2D v3's wide
 //! contact solver (`contact_solver.c`; Catto, "SIMD Matters", 2024) in 3D with 4 lanes (SSE2 /
 //! NEON through glam's `Vec4`). A manifold keeps the Gauss–Seidel order of its own points
@@ -42,7 +42,7 @@
 //! are sorted by point count so their lanes are alike (a lane with fewer points carries
 //! zero-mass padding points, which apply nothing).
 //!
-//! The body velocities the passes work on live in [`SolverBodies::states`] from the warm start
+//! The body velocities the passes work on live in `SolverBodies::states` from the warm start
 //! to the end of the relax pass (see [`SolverBodies`]); velocity rows, which run on the full
 //! body items right after each contact pass, make the contact systems copy them back and forth
 //! around themselves.

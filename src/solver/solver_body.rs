@@ -322,7 +322,7 @@ impl BodyState {
 /// `bodies` holds every body's full description ([`RigidBodyQueryItem`]); `states` a compact
 /// copy of what the contact solver moves. The items are the bodies' state at every system
 /// boundary except inside the contact solver's window, from its warm start to the end of its
-/// relax pass: there the velocities live in `states` (see [`SolverBodies::load_states`]).
+/// relax pass: there the velocities live in `states` (see `SolverBodies::load_states`).
 ///
 /// Reflected without its contents (every field is ignored): it is the engine's working state,
 /// rebuilt every step, so inspectors list it and scenes carry it empty, leaving the loading
