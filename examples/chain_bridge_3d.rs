@@ -68,7 +68,7 @@ fn setup(
     // Towers whose tops carry the ends.
     let tower_material = material(&mut materials, Color::srgb(0.45, 0.42, 0.4));
     let tower_mesh = meshes.add(Cuboid::new(1.0, HEIGHT + 0.5, 3.0));
-    let mut tower = |commands: &mut Commands, x: f32| {
+    let tower = |commands: &mut Commands, x: f32| {
         commands
             .spawn((
                 RigidBody::Static,

@@ -206,7 +206,8 @@ fn setup(
             .with_free_axis(Vec3::Y)
             .with_local_anchor_1(Vec3::new(1.1, 0.6 - TOP / 2.0, 0.0))
             .with_limits(0.0, LIFT_TRAVEL)
-            .with_motor(JointMotor::velocity(LIFT_SPEED).with_max_force(5000.0)),
+            // The platform and crate weigh about 730 kg (7.1 kN): room to spare to lift them.
+            .with_motor(JointMotor::velocity(LIFT_SPEED).with_max_force(20_000.0)),
     ));
     body(
         &mut commands,

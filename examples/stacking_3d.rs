@@ -2,7 +2,8 @@
 //!
 //! The aim is a [`SpatialQuery::cast_ray`] from the camera through the cursor: a marker shows
 //! the point and surface normal it hits, and a left click fires a 0.4 m ball from the camera
-//! at that point at 35 m/s. Beside the pyramid stand a static torus built from its mesh with
+//! at that point at 35 m/s (aimed above it by the drop gravity gives it on the way, so it
+//! arrives where the marker is). Beside the pyramid stand a static torus built from its mesh with
 //! [`ColliderConstructor::TrimeshFromMesh`] and a few dynamic rocks (icospheres) built with
 //! [`ColliderConstructor::ConvexHullFromMesh`].
 //!
@@ -12,6 +13,7 @@
 
 mod common_3d;
 
+use bevy::ecs::system::SystemParam;
 use bevy::prelude::*;
 use common_3d::{ExamplePlugin, OrbitCamera, PALETTE, cursor_ray, material, spawn_ground};
 use impetus3d::prelude::*;
@@ -102,34 +104,48 @@ fn setup(
     });
 }
 
-/// Fires a ball from `origin` towards the first thing the ray hits (or along the ray).
-fn shoot(commands: &mut Commands, shot: &Shot, query: &SpatialQuery, ray: Ray3d) {
-    let target = query
-        .cast_ray(ray.origin, ray.direction, 500.0, true, &default())
-        .map_or(ray.origin + *ray.direction * 50.0, |hit| {
-            ray.origin + *ray.direction * hit.distance
-        });
-    let start = ray.origin + *ray.direction * 1.0;
-    let direction = (target - start).normalize_or(*ray.direction);
-    commands.spawn((
-        RigidBody::Dynamic,
-        Collider::sphere(0.4),
-        ColliderDensity(3000.0),
-        Mesh3d(shot.mesh.clone()),
-        MeshMaterial3d(shot.material.clone()),
-        Transform::from_translation(start),
-        LinearVelocity(direction * SHOT_SPEED),
-    ));
+/// What firing a ball needs: the ray cast that finds the target, the ball's mesh and material,
+/// and gravity for the aim.
+#[derive(SystemParam)]
+struct Shooter<'w, 's> {
+    commands: Commands<'w, 's>,
+    query: SpatialQuery<'w, 's>,
+    shot: Res<'w, Shot>,
+    gravity: Res<'w, Gravity>,
+}
+
+impl Shooter<'_, '_> {
+    /// Fires a ball from the camera towards the first thing the ray hits (or along the ray),
+    /// aimed above it by as much as gravity pulls the ball down on the way.
+    fn fire(&mut self, ray: Ray3d) {
+        let target = self
+            .query
+            .cast_ray(ray.origin, ray.direction, 500.0, true, &default())
+            .map_or(ray.origin + *ray.direction * 50.0, |hit| {
+                ray.origin + *ray.direction * hit.distance
+            });
+        let start = ray.origin + *ray.direction * 1.0;
+        let flight = start.distance(target) / SHOT_SPEED;
+        let aim = target - 0.5 * self.gravity.0 * flight * flight;
+        let direction = (aim - start).normalize_or(*ray.direction);
+        self.commands.spawn((
+            RigidBody::Dynamic,
+            Collider::sphere(0.4),
+            ColliderDensity(3000.0),
+            Mesh3d(self.shot.mesh.clone()),
+            MeshMaterial3d(self.shot.material.clone()),
+            Transform::from_translation(start),
+            LinearVelocity(direction * SHOT_SPEED),
+        ));
+    }
 }
 
 /// Shows where the cursor's ray hits and shoots there on a left click.
 fn aim_and_shoot(
-    mut commands: Commands,
+    mut shooter: Shooter,
     buttons: Res<ButtonInput<MouseButton>>,
     windows: Query<&Window>,
     cameras: Query<(&Camera, &GlobalTransform)>,
-    query: SpatialQuery,
-    shot: Res<Shot>,
     mut gizmos: Gizmos,
 ) {
     let (Ok(window), Ok((camera, camera_transform))) = (windows.single(), cameras.single()) else {
@@ -138,7 +154,10 @@ fn aim_and_shoot(
     let Some(ray) = cursor_ray(window, camera, camera_transform) else {
         return;
     };
-    if let Some(hit) = query.cast_ray(ray.origin, ray.direction, 500.0, true, &default()) {
+    if let Some(hit) = shooter
+        .query
+        .cast_ray(ray.origin, ray.direction, 500.0, true, &default())
+    {
         let point = ray.origin + *ray.direction * hit.distance;
         let normal = Dir3::new(hit.normal).unwrap_or(Dir3::Y);
         gizmos.circle(
@@ -152,19 +171,17 @@ fn aim_and_shoot(
         gizmos.arrow(point, point + *normal * 0.8, Color::WHITE);
     }
     if buttons.just_pressed(MouseButton::Left) {
-        shoot(&mut commands, &shot, &query, ray);
+        shooter.fire(ray);
     }
 }
 
 /// In screenshot mode, one shot through the middle of the window at frame 30, as a click there
 /// would fire.
 fn scripted_shot(
-    mut commands: Commands,
+    mut shooter: Shooter,
     mut frame: Local<u32>,
     windows: Query<&Window>,
     cameras: Query<(&Camera, &GlobalTransform)>,
-    query: SpatialQuery,
-    shot: Res<Shot>,
 ) {
     *frame += 1;
     if !common_3d::screenshot_mode() || *frame != 30 {
@@ -175,6 +192,6 @@ fn scripted_shot(
     };
     let centre = window.size() * Vec2::new(0.5, 0.6);
     if let Ok(ray) = camera.viewport_to_world(camera_transform, centre) {
-        shoot(&mut commands, &shot, &query, ray);
+        shooter.fire(ray);
     }
 }

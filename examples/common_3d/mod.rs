@@ -48,7 +48,7 @@ impl Plugin for ExamplePlugin {
             ..default()
         })
         .insert_resource(Help(self.help))
-        .insert_resource(self.camera)
+        .insert_resource(StartCamera(self.camera))
         .init_resource::<StepTimer>()
         .add_systems(Startup, (spawn_camera, spawn_lights, spawn_panel))
         .add_systems(Update, (orbit_camera, update_panel))
@@ -79,7 +79,7 @@ impl Plugin for ExamplePlugin {
 
 /// The orbit camera: it looks at `focus` from `distance` away, turned `yaw` about Y and tilted
 /// down by `pitch`.
-#[derive(Component, Resource, Clone, Copy, Debug)]
+#[derive(Component, Clone, Copy, Debug)]
 pub struct OrbitCamera {
     /// The point looked at.
     pub focus: Vec3,
@@ -99,8 +99,13 @@ impl OrbitCamera {
     }
 }
 
-fn spawn_camera(mut commands: Commands, orbit: Res<OrbitCamera>) {
-    commands.spawn((Camera3d::default(), orbit.transform(), *orbit));
+/// The camera's first [`OrbitCamera`], from [`ExamplePlugin::camera`]. (A separate resource:
+/// in Bevy 0.19 a type cannot derive both `Component` and `Resource`.)
+#[derive(Resource)]
+struct StartCamera(OrbitCamera);
+
+fn spawn_camera(mut commands: Commands, start: Res<StartCamera>) {
+    commands.spawn((Camera3d::default(), start.0.transform(), start.0));
 }
 
 /// Right-drag orbits, the wheel zooms.
