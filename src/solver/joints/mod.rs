@@ -897,14 +897,18 @@ fn point_mass(body: &XBody, r: Vec3A) -> Mat3A {
 }
 
 /// The inverse of the symmetric matrix `m` (its cofactor columns over its determinant), or
-/// `None` if the determinant is within `Scalar::EPSILON` of zero or not finite.
+/// `None` if the matrix is singular to float precision (its determinant within
+/// `Scalar::EPSILON` of the product of its column lengths, the largest it could be) or not
+/// finite. The test is relative: `K` of a heavy body is small (`1/m` at its centre of mass), and
+/// an absolute threshold would call a 200 kg body's block singular and leave its joint unsolved.
 #[inline(always)]
 fn symmetric_inverse(m: &Mat3A) -> Option<Mat3A> {
     let c0 = m.y_axis.cross(m.z_axis);
     let c1 = m.z_axis.cross(m.x_axis);
     let c2 = m.x_axis.cross(m.y_axis);
     let det = m.x_axis.dot(c0);
-    if det.abs() <= Scalar::EPSILON || !det.is_finite() {
+    let scale = m.x_axis.length() * m.y_axis.length() * m.z_axis.length();
+    if det.abs() <= Scalar::EPSILON * scale || !det.is_finite() {
         return None;
     }
     let inv = 1.0 / det;
