@@ -182,3 +182,63 @@ fn sleeping_body_wakes_when_support_is_removed() {
         position(&app, upper).y
     );
 }
+
+/// A heavy ball fired into a stack of three cubes that has fallen asleep hands its momentum on,
+/// as it does into an awake stack: the sleeper it is about to hit wakes before the step that
+/// solves the impact. Over the first six steps (the impact is in the fourth) only the ground's
+/// friction on the bottom cube can take horizontal momentum away, at most `μ m g t`.
+#[test]
+fn a_body_hitting_a_sleeping_stack_hands_on_its_momentum() {
+    let mut app = app();
+    ground(&mut app);
+    let cubes: Vec<Entity> = (0..3)
+        .map(|i| {
+            spawn(
+                &mut app,
+                (
+                    RigidBody::Dynamic,
+                    Collider::cuboid(1.0, 1.0, 1.0),
+                    Transform::from_xyz(0.0, 0.5 + i as f32, 0.0),
+                ),
+            )
+        })
+        .collect();
+    step(&mut app, 120);
+    assert!(
+        cubes
+            .iter()
+            .all(|&c| app.world().get::<Sleeping>(c).is_some())
+    );
+    let speed = 35.0;
+    let ball = spawn(
+        &mut app,
+        (
+            RigidBody::Dynamic,
+            Collider::sphere(0.4),
+            ColliderDensity(3000.0),
+            Transform::from_xyz(-3.0, 0.5, 0.0),
+            LinearVelocity(Vec3::X * speed),
+            GravityScale(0.0),
+        ),
+    );
+    let ball_mass = 3000.0 * 4.0 / 3.0 * std::f32::consts::PI * 0.4f32.powi(3);
+    let steps = 6;
+    step(&mut app, steps);
+    let momentum: f32 = std::iter::once(ball)
+        .chain(cubes.iter().copied())
+        .map(|e| {
+            let mass = if e == ball { ball_mass } else { 1000.0 };
+            mass * velocity(&app, e).x
+        })
+        .sum();
+    let initial = ball_mass * speed;
+    let friction = 0.5 * 3000.0 * 9.81 * steps as f32 * DT;
+    assert!(
+        velocity(&app, ball).x < speed * 0.9,
+        "the ball has not hit yet"
+    );
+    assert!(
+        momentum > initial - friction - 0.01 * initial && momentum < initial * 1.01,
+        "momentum {momentum}, started with {initial} (friction may take {friction})"
+    );
+}

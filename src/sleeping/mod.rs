@@ -7,8 +7,9 @@
 //! slow for `time_to_sleep`, the whole island gets [`Sleeping`] and its velocities are zeroed.
 //! A sleeping body is not gathered into the solver, so it costs nothing per substep.
 //!
-//! An island wakes as a whole when any member is woken: by touching an awake body or a moving
-//! kinematic body, by sharing a joint or constraint with an awake body, or by the user changing
+//! A sleeping body that a moving awake body is about to hit wakes before the step's solve (so
+//! the impact moves it). An island wakes as a whole when any member is woken: by touching an
+//! awake body or a moving kinematic body, by sharing a joint or constraint with an awake body, or by the user changing
 //! its velocity, position, forces, or applying an impulse.
 
 use bevy::ecs::system::SystemChangeTick;
@@ -108,6 +109,57 @@ pub(crate) fn wake_on_user_changes(
         }
     }
 }
+
+/// Wakes, before the solver gathers the step's bodies, every sleeping body that an awake
+/// dynamic body moving faster than the sleep threshold is about to hit: a pair with contact
+/// points (speculative ones included) between the two. Otherwise the sleeper would stand as a
+/// static body for the step of the impact and absorb the hitter's momentum, waking only after
+/// it with none of it. Its sleeping neighbours join at the end of the step, when its island
+/// wakes. (A slow neighbour does not wake it: that is left to the islands, so that two bodies
+/// near each other but not touching cannot keep waking each other.)
+pub(crate) fn wake_on_impact(
+    mut commands: Commands,
+    graph: Res<ContactGraph>,
+    threshold: Res<SleepThreshold>,
+    mut bodies: Query<ImpactData>,
+) {
+    // What a body is to this test: `None` (not dynamic), a sleeper, or awake and moving.
+    let kind = |bodies: &Query<ImpactData>, e: Option<Entity>| {
+        let (rb, sleeping, v, w, _) = bodies.get(e?).ok()?;
+        rb.is_dynamic().then(|| {
+            (
+                sleeping,
+                v.length() >= threshold.linear || w.length() >= threshold.angular,
+            )
+        })
+    };
+    for pair in graph
+        .pairs
+        .iter()
+        .filter(|p| !p.sensor && !p.manifolds.is_empty())
+    {
+        let sleeper = match (kind(&bodies, pair.body1), kind(&bodies, pair.body2)) {
+            (Some((true, _)), Some((false, true))) => pair.body1,
+            (Some((false, true)), Some((true, _))) => pair.body2,
+            _ => continue,
+        };
+        if let Some(entity) = sleeper
+            && let Ok((.., mut timer)) = bodies.get_mut(entity)
+        {
+            commands.entity(entity).remove::<Sleeping>();
+            timer.0 = 0.0;
+        }
+    }
+}
+
+/// What [`wake_on_impact`] reads of a body.
+type ImpactData = (
+    &'static RigidBody,
+    Has<Sleeping>,
+    &'static LinearVelocity,
+    &'static AngularVelocity,
+    &'static mut SleepTimer,
+);
 
 /// Union-find scratch space, reused across steps.
 #[derive(Default)]
@@ -286,6 +338,9 @@ impl Plugin for SleepingPlugin {
                     wake_on_user_changes
                         .in_set(PhysicsStepSet::Prepare)
                         .after(crate::body::sync::transform_to_position),
+                    wake_on_impact
+                        .after(PhysicsStepSet::NarrowPhase)
+                        .before(PhysicsStepSet::Solver),
                     update_sleeping.in_set(PhysicsStepSet::Sleeping),
                 ),
             );
