@@ -122,7 +122,11 @@ pub(crate) fn wake_on_impact(
     graph: Res<ContactGraph>,
     threshold: Res<SleepThreshold>,
     mut bodies: Query<ImpactData>,
+    sleepers: Query<(), With<Sleeping>>,
 ) {
+    if sleepers.is_empty() {
+        return;
+    }
     // What a body is to this test: `None` (not dynamic), a sleeper, or awake and moving.
     let kind = |bodies: &Query<ImpactData>, e: Option<Entity>| {
         let (rb, sleeping, v, w, _) = bodies.get(e?).ok()?;
