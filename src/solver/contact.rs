@@ -146,6 +146,24 @@ struct Bodies {
     w2: Vec3x4,
 }
 
+/// The compact states of a block's four first and four second bodies.
+///
+/// # Safety
+/// No other thread writes these bodies' states now (see [`Shared`]).
+#[inline(always)]
+unsafe fn block_states<'a>(
+    block: &ContactBlock,
+    states: &'a Shared<BodyState>,
+) -> ([&'a BodyState; 4], [&'a BodyState; 4]) {
+    // SAFETY: the caller's contract.
+    unsafe {
+        (
+            block.body1.map(|i| states.get(i as usize)),
+            block.body2.map(|i| states.get(i as usize)),
+        )
+    }
+}
+
 impl Bodies {
     /// Gathers the velocities of the block's bodies.
     ///
@@ -154,18 +172,7 @@ impl Bodies {
     #[inline(always)]
     unsafe fn gather(block: &ContactBlock, states: Shared<BodyState>) -> Self {
         // SAFETY: the caller's contract.
-        let (a, b, c, d, e, f, g, h) = unsafe {
-            (
-                states.get(block.body1[0] as usize),
-                states.get(block.body1[1] as usize),
-                states.get(block.body1[2] as usize),
-                states.get(block.body1[3] as usize),
-                states.get(block.body2[0] as usize),
-                states.get(block.body2[1] as usize),
-                states.get(block.body2[2] as usize),
-                states.get(block.body2[3] as usize),
-            )
-        };
+        let ([a, b, c, d], [e, f, g, h]) = unsafe { block_states(block, &states) };
         Self {
             v1: transpose_in(
                 a.linear_velocity,
@@ -205,18 +212,7 @@ impl Bodies {
         states: Shared<BodyState>,
     ) -> (F4, Vec3x4, Vec3x4) {
         // SAFETY: the caller's contract.
-        let (a, b, c, d, e, f, g, h) = unsafe {
-            (
-                states.get(block.body1[0] as usize),
-                states.get(block.body1[1] as usize),
-                states.get(block.body1[2] as usize),
-                states.get(block.body1[3] as usize),
-                states.get(block.body2[0] as usize),
-                states.get(block.body2[1] as usize),
-                states.get(block.body2[2] as usize),
-                states.get(block.body2[3] as usize),
-            )
-        };
+        let ([a, b, c, d], [e, f, g, h]) = unsafe { block_states(block, &states) };
         let moved1 = transpose_in(a.moved, b.moved, c.moved, d.moved);
         let moved2 = transpose_in(e.moved, f.moved, g.moved, h.moved);
         let turned1 = transpose_in(a.turned, b.turned, c.turned, d.turned);
