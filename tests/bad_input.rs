@@ -1,7 +1,7 @@
 //! Bad input never panics, never spreads NaN to other bodies, and is reported with a warning
 //! that names the entity; the rest of the world keeps simulating normally.
 
-mod common;
+use crate::common;
 
 use bevy::prelude::*;
 use common::*;

@@ -1,7 +1,7 @@
 //! Fast bodies do not tunnel: a 50 m/s projectile moves 0.78 m per step, more than the 0.5 m
 //! wall plus its own size, so only speculative contacts (or CCD) can stop it.
 
-mod common;
+use crate::common;
 
 use bevy::prelude::*;
 use common::*;

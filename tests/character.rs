@@ -9,7 +9,7 @@
 //! tolerance is f32 round-off of the solver integrating the kinematic body (4 substeps a
 //! step, ~ulp(8 m)/2 = 4.8e-7 each) over the steps run: about 256 × 4 × 4.8e-7 ≈ 5e-4 m.
 
-mod common;
+use crate::common;
 
 use bevy::ecs::system::RunSystemOnce;
 use bevy::prelude::*;

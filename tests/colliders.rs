@@ -1,7 +1,7 @@
 //! Every collider shape collides and rests at its geometric height, and mass properties come
 //! from shape and density, with user overrides.
 
-mod common;
+use crate::common;
 
 use std::f32::consts::{FRAC_PI_2, PI};
 

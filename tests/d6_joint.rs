@@ -2,7 +2,7 @@
 //! swinging body, a position drive follows its spring–damper, a free axis is free, and bad
 //! input is reported.
 
-mod common;
+use crate::common;
 
 use std::f32::consts::{FRAC_PI_2, PI};
 

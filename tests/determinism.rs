@@ -1,6 +1,6 @@
 //! Determinism: the same world stepped the same way gives bit-identical results.
 
-mod common;
+use crate::common;
 
 use bevy::prelude::*;
 use common::*;

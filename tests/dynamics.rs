@@ -2,7 +2,7 @@
 //! gyroscopic term), a box spun about its intermediate axis flips, and locked axes hold
 //! position and velocity exactly whatever moves the body.
 
-mod common;
+use crate::common;
 
 use bevy::prelude::*;
 use common::*;

@@ -8,8 +8,8 @@
 //! positions step k - 1 ended with, so a pair starts touching in the first step after the one
 //! that brought the gap within the contact tolerance (`SolverConfig::linear_slop`).
 
-mod common;
-mod event_log;
+use crate::common;
+use crate::event_log;
 
 use bevy::prelude::*;
 use common::*;

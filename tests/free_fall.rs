@@ -7,7 +7,7 @@
 //! so the position sits exactly g h t / 2 below the closed form ½ g t². The tests compare
 //! with that discrete solution, so only f32 rounding is left as tolerance.
 
-mod common;
+use crate::common;
 
 use bevy::prelude::*;
 use common::*;

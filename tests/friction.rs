@@ -1,7 +1,7 @@
 //! Coulomb friction: a box on a 30° incline holds when μ > tan θ and slides with
 //! a = g (sin θ − μ cos θ) otherwise; a box sliding on flat ground stops after v² / (2 μ g).
 
-mod common;
+use crate::common;
 
 use bevy::prelude::*;
 use common::*;

@@ -2,7 +2,7 @@
 //! layout (rows along Z, samples along X) and the scale as documented; bad grids are reported,
 //! not a panic.
 
-mod common;
+use crate::common;
 
 use bevy::prelude::*;
 use common::*;

@@ -3,7 +3,7 @@
 //! relative to the parent; colliders several levels below a body give it its mass and collide
 //! where they are in the world.
 
-mod common;
+use crate::common;
 
 use std::f32::consts::FRAC_PI_2;
 use std::time::Duration;

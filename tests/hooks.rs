@@ -1,7 +1,7 @@
 //! Collision hooks: pair filtering, one-way platforms (disabled points), conveyor belts
 //! (tangent velocity), friction and restitution overrides, and hooks that read the world.
 
-mod common;
+use crate::common;
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU32, Ordering};

@@ -3,8 +3,8 @@
 //! joined. None may panic or spread NaN; bad ones are skipped with a warning naming them, and
 //! the rest of the world keeps simulating.
 
-mod common;
-mod joints_common;
+use crate::common;
+use crate::joints_common;
 
 use bevy::ecs::entity::{EntityMapper, MapEntities};
 use bevy::prelude::*;

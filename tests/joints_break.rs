@@ -6,8 +6,8 @@
 //! (the anchor lever is parallel to the pull, so no rotation enters the generalized mass).
 //! Break forces 5 % either side of m g are therefore far outside any round-off.
 
-mod common;
-mod joints_common;
+use crate::common;
+use crate::joints_common;
 
 use bevy::prelude::*;
 use common::*;

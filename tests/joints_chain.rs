@@ -1,8 +1,8 @@
 //! Large joint assemblies: a 100-link chain (light and with a 100:1 end mass) and a 40 × 40
 //! grid of spheres hanging from two corners.
 
-mod common;
-mod joints_common;
+use crate::common;
+use crate::joints_common;
 
 use bevy::prelude::*;
 use common::*;

@@ -1,8 +1,8 @@
 //! Bodies joined by a joint do not collide with each other by default; `with_collision(true)`
 //! lets them.
 
-mod common;
-mod joints_common;
+use crate::common;
+use crate::joints_common;
 
 use bevy::ecs::system::SystemState;
 use bevy::prelude::*;

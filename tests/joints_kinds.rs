@@ -7,8 +7,8 @@
 //! of the earlier ones (Gauss–Seidel), which is at most of the order of the motion the loads
 //! cause in one substep, `a h²` with `h = DT / 4 = 1/256 s` (`g h² = 0.15 mm`).
 
-mod common;
-mod joints_common;
+use crate::common;
+use crate::joints_common;
 
 use std::f32::consts::FRAC_PI_4;
 

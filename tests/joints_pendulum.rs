@@ -6,8 +6,8 @@
 //! amplitude θ₀ the period is T₀ (1 + θ₀²/16 + O(θ₀⁴)) (the first term of the complete elliptic
 //! integral series; at θ₀ = 10° the next term, 11θ₀⁴/3072, is 3e-6 and negligible).
 
-mod common;
-mod joints_common;
+use crate::common;
+use crate::joints_common;
 
 use std::f32::consts::PI;
 

@@ -1,8 +1,8 @@
 //! Sleeping with joints: joined bodies form one island, fall asleep together, and a sleeping
 //! body is woken when an awake body it is joined to pulls on it.
 
-mod common;
-mod joints_common;
+use crate::common;
+use crate::joints_common;
 
 use bevy::prelude::*;
 use common::*;

@@ -5,8 +5,8 @@
 //! back to their components; and the fast path of plain spherical joints, which must move the
 //! bodies exactly as the general path does.
 
-mod common;
-mod joints_common;
+use crate::common;
+use crate::joints_common;
 
 use bevy::ecs::entity::{EntityMapper, MapEntities};
 use bevy::prelude::*;

@@ -1,7 +1,7 @@
 //! Kinematic bodies move only by their velocity: they push dynamic bodies and are never
 //! pushed back, and gravity does not act on them.
 
-mod common;
+use crate::common;
 
 use bevy::prelude::*;
 use common::*;

@@ -6,8 +6,8 @@
 //! f32 rounding is left as tolerance (3e-4 m over one second, as in tests/free_fall.rs). A body
 //! that must collide is held with its bottom on the ground, within the contact tolerance.
 
-mod common;
-mod event_log;
+use crate::common;
+use crate::event_log;
 
 use bevy::prelude::*;
 use common::*;

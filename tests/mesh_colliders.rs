@@ -4,7 +4,7 @@
 //! panic.
 #![cfg(feature = "collider-from-mesh")]
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -3,7 +3,7 @@
 //! Sleeping is disabled on the bodies so the solver itself must bring them to rest (sleeping
 //! would zero the velocities by fiat).
 
-mod common;
+use crate::common;
 
 use bevy::prelude::*;
 use common::*;

@@ -1,7 +1,7 @@
 //! Bounces: the rebound apex over the drop height is e² (the rebound speed is e times the
 //! impact speed, and height goes as speed²). Below the restitution threshold nothing bounces.
 
-mod common;
+use crate::common;
 
 use bevy::prelude::*;
 use common::*;

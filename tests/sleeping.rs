@@ -1,6 +1,6 @@
 //! Sleeping: bodies at rest fall asleep after `time_to_sleep`, and wake when disturbed.
 
-mod common;
+use crate::common;
 
 use bevy::prelude::*;
 use common::*;

@@ -10,7 +10,7 @@
 //! read-back, the contacts with their impulses, the character's state, the casters' hits and a
 //! spatial query are compared at every step.
 
-mod common;
+use crate::common;
 
 use bevy::ecs::system::RunSystemOnce;
 use bevy::prelude::*;

@@ -4,7 +4,7 @@
 //! parry's ray casts are exact up to f32 round-off on coordinates of a few metres (~1e-6), and
 //! its shape casts converge to a tolerance of about 1e-6 m; 1e-4 leaves room for both.
 
-mod common;
+use crate::common;
 
 use bevy::ecs::system::{RunSystemOnce, SystemParam};
 use bevy::math::bounding::Aabb3d;

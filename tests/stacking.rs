@@ -2,7 +2,7 @@
 //!
 //! Sleeping is disabled so the solver must hold the stacks itself.
 
-mod common;
+use crate::common;
 
 use bevy::prelude::*;
 use common::*;

@@ -1,7 +1,7 @@
 //! The step contract: after the first `update`, each `app.update()` runs exactly one physics
 //! step of `Time<Fixed>`'s timestep, divided into `SubstepCount` substeps.
 
-mod common;
+use crate::common;
 
 use common::*;
 use impetus3d::prelude::*;

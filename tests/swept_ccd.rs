@@ -7,7 +7,7 @@
 //! bullet test runs eight start offsets spread over one step's travel, so every phase of the
 //! step at which the bullet reaches the wall is covered.
 
-mod common;
+use crate::common;
 
 use bevy::prelude::*;
 use common::*;

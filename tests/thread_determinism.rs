@@ -145,6 +145,7 @@ fn determinism_child() {
 }
 
 /// Runs [`determinism_child`] in a child process with `threads` compute threads.
+#[cfg(feature = "parallel")]
 fn run_child(threads: usize) -> (u64, u64, u64) {
     let output = std::process::Command::new(std::env::current_exe().expect("the test binary"))
         .args([

@@ -3,7 +3,7 @@
 //! fallback (the table in `impetus3d::validation`); nothing panics and the rest of the world
 //! keeps simulating.
 
-mod common;
+use crate::common;
 
 use bevy::prelude::*;
 use common::*;

@@ -2,7 +2,7 @@
 //! target, implicit springs against the damped-oscillator solution, impulse limits,
 //! restitution, and bad input.
 
-mod common;
+use crate::common;
 
 use std::f32::consts::PI;
 

@@ -1,7 +1,7 @@
 //! User constraints with one and three bodies, registered with `solve_constraint::<C, N>`.
 
-mod common;
-mod joints_common;
+use crate::common;
+use crate::joints_common;
 
 use bevy::ecs::entity::{EntityMapper, MapEntities};
 use bevy::prelude::*;

@@ -14,7 +14,7 @@
 // warning.
 #![cfg_attr(not(feature = "f32"), allow(dead_code, unused_imports))]
 
-mod common;
+use crate::common;
 
 use common::*;
 

@@ -3,8 +3,8 @@
 //! mass at (2, 2, 0) and (−2, −2, 0) with a rest length of 1 end at (±0.3536, ±0.3536, 0)
 //! after the constraint first acts.
 
-mod common;
-mod joints_common;
+use crate::common;
+use crate::joints_common;
 
 use bevy::ecs::entity::{EntityMapper, MapEntities};
 use bevy::prelude::*;
