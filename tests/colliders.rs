@@ -463,3 +463,51 @@ fn center_of_mass_decides_whether_a_tilted_post_falls() {
         "low-COM post ended {righted} rad from vertical"
     );
 }
+
+/// Contact points stay where the shapes are: a cylinder landing on its rim (the fuzzer's seed
+/// 75922: 6.5 cm across, 18 kg, at 22 m/s, e = 0.66) bounces at most as fast as it came.
+///
+/// parry's clipping put one ground-side witness of that landing 39 m away from the cylinder;
+/// the solver's anchor midway between the witnesses then made a 20 m lever of it, the
+/// cylinder's spin of 2 rad/s read as 160 m/s of approach there, and restitution threw the
+/// cylinder up at 1,200 m/s. The narrow phase now drops a point whose witness lies outside
+/// the other collider's reach.
+#[test]
+fn a_cylinder_landing_on_its_rim_bounces_no_faster_than_it_landed() {
+    let mut app = app();
+    ground(&mut app);
+    let cylinder = spawn(
+        &mut app,
+        (
+            RigidBody::Dynamic,
+            Collider::cylinder(0.032441724, 2.0 * 0.060901966),
+            Mass(17.961676),
+            Friction::new(0.9000906).with_combine_rule(CoefficientCombine::GeometricMean),
+            Restitution::new(0.6551215).with_combine_rule(CoefficientCombine::Max),
+            // 3.7 m up, ten steps before the landing: no contact yet, so the replay is exact.
+            Transform::from_xyz(-9.93871, 3.6729553, 2.1765118).with_rotation(Quat::from_xyzw(
+                -0.5818131,
+                0.5823791,
+                0.31451887,
+                -0.47265857,
+            )),
+            LinearVelocity(Vec3::new(-6.412246, -20.417809, -3.3123565)),
+            AngularVelocity(Vec3::new(-2.6996796, 1.6543437, 1.0642662)),
+        ),
+    );
+    // Fall, land and leave: the fastest rebound against the speed at the landing.
+    let (mut impact, mut rebound) = (0.0f32, 0.0f32);
+    for _ in 0..16 {
+        step(&mut app, 1);
+        if velocity(&app, cylinder).y < 0.0 && rebound == 0.0 {
+            impact = speed(&app, cylinder);
+        } else {
+            rebound = rebound.max(speed(&app, cylinder));
+        }
+    }
+    assert!(rebound > 0.0, "the cylinder did not bounce");
+    assert!(
+        rebound <= impact,
+        "landed at {impact} m/s, left at up to {rebound} m/s"
+    );
+}

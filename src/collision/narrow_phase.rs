@@ -214,6 +214,7 @@ fn update_pair(
         return Err(());
     }
     for manifold in &mut pair.manifolds {
+        drop_stray_points(manifold, p1, p2, prediction);
         reduce_manifold(manifold);
     }
     // Empty manifolds stay: parry's mesh pairs keep one manifold per triangle, by index.
@@ -268,6 +269,30 @@ fn update_near_rest(
         pt.dist = dist;
     }
     true
+}
+
+/// Drops the points of a fresh manifold whose witness on one collider lies outside the other
+/// collider's bounding box grown by the prediction distance: such a point cannot be a contact.
+///
+/// parry's feature clipping can produce one when a clipped edge is nearly parallel to the
+/// normal (seen: a cylinder landing on its rim got a ground-side witness 39 m away from it).
+/// The solver puts the anchor midway between the witnesses, so the far-off one became a lever
+/// arm of 20 m: the cylinder's spin read as 160 m/s of approach there, and restitution threw
+/// it up at 1,200 m/s.
+fn drop_stray_points(
+    manifold: &mut crate::collision::contacts::Manifold,
+    p1: &ColliderProxy,
+    p2: &ColliderProxy,
+    prediction: f32,
+) {
+    let frame1 = manifold.subshape_pos1.map_or(p1.pose, |p| p1.pose * p);
+    let frame2 = manifold.subshape_pos2.map_or(p2.pose, |p| p2.pose * p);
+    let near = |aabb: &parry3d::bounding_volume::Aabb, point: bevy::math::Vec3| {
+        point.cmpge(aabb.mins - prediction).all() && point.cmple(aabb.maxs + prediction).all()
+    };
+    manifold
+        .points
+        .retain(|c| near(&p2.aabb, frame1 * c.local_p1) && near(&p1.aabb, frame2 * c.local_p2));
 }
 
 /// Most points a manifold keeps.

@@ -1097,6 +1097,18 @@ fn clamp_symmetric(value: F4, limit: F4) -> F4 {
     value.min(limit).max(-limit)
 }
 
+/// Gauss–Seidel passes over a manifold's points in the restitution stage.
+///
+/// Each point is driven to bounce at `e` times its pre-solve approach speed. With several
+/// points on one body, a single pass leaves the first point's impulse to overshoot (it also
+/// lifts and spins the body at the others, whose impulses can only shrink back to zero), and
+/// the body leaves with more energy than it came with: a thin plate landing on four corners at
+/// 24 m/s with `e` = 0.98 left at 26 m/s spinning at 1,000 rad/s. Converged, the per-point
+/// targets give back at most the approach energy (each active point's impulse `λ` changes the
+/// energy by `λ (1 − e) vₙ / 2 ≤ 0`); eight passes bring that plate's bounce to 24.0 m/s
+/// (the target is 23.9). Only bouncy manifolds pay for them.
+const RESTITUTION_ITERATIONS: usize = 8;
+
 /// Applies restitution once per step to points that approached faster than the threshold.
 pub(crate) fn apply_restitution(
     mut solver: ResMut<SolverBodies>,
@@ -1142,25 +1154,27 @@ unsafe fn restitution_block(
     }
     // SAFETY: the caller's contract.
     let mut bodies = unsafe { Bodies::gather(block, states) };
-    for point in points {
-        let active = bouncy
-            & !point.relative_velocity.cmpgt(threshold)
-            & point.max_normal_impulse.cmpne(F4::ZERO);
-        if !active.any() {
-            continue;
+    for _ in 0..RESTITUTION_ITERATIONS {
+        for point in points.iter_mut() {
+            let active = bouncy
+                & !point.relative_velocity.cmpgt(threshold)
+                & point.max_normal_impulse.cmpne(F4::ZERO);
+            if !active.any() {
+                continue;
+            }
+            let linear = block.normal.dot(bodies.v2 - bodies.v1);
+            let vn = point.arm.speed(linear, &bodies);
+            let impulse = -point.arm.mass * (vn + block.restitution * point.relative_velocity);
+            let new_impulse = (point.normal_impulse + impulse).max(F4::ZERO);
+            let applied = select(active, new_impulse - point.normal_impulse, F4::ZERO);
+            point.normal_impulse = select(active, new_impulse, point.normal_impulse);
+            point.max_normal_impulse = select(
+                active,
+                point.max_normal_impulse.max(new_impulse),
+                point.max_normal_impulse,
+            );
+            point.arm.apply(&block.push, applied, &mut bodies);
         }
-        let linear = block.normal.dot(bodies.v2 - bodies.v1);
-        let vn = point.arm.speed(linear, &bodies);
-        let impulse = -point.arm.mass * (vn + block.restitution * point.relative_velocity);
-        let new_impulse = (point.normal_impulse + impulse).max(F4::ZERO);
-        let applied = select(active, new_impulse - point.normal_impulse, F4::ZERO);
-        point.normal_impulse = select(active, new_impulse, point.normal_impulse);
-        point.max_normal_impulse = select(
-            active,
-            point.max_normal_impulse.max(new_impulse),
-            point.max_normal_impulse,
-        );
-        point.arm.apply(&block.push, applied, &mut bodies);
     }
     // SAFETY: the caller's contract.
     unsafe { bodies.scatter(block, states) };
