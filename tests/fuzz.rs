@@ -337,15 +337,17 @@ fn random_scenes_never_panic_spread_nan_or_gain_energy() {
 /// hundreds of rad/s hit the ground and left it with up to 220 times their energy (seed 7987:
 /// a 4 mm hull at 490 rad/s, thrown up at 170 m/s), before spin was limited to a quarter turn
 /// per substep; bodies bouncing on several points gained up to five times their energy (seed
-/// 2531: a thin plate at 24 m/s, 18 %) before restitution was iterated to convergence; and bodies landing on a stray
-/// contact point far from them were thrown up at hundreds of m/s (seed 75922: a cylinder on
-/// its rim, at 1,200 m/s) before the narrow phase dropped such points.
+/// 2531: a thin plate at 24 m/s, 18 %), before restitution was iterated to convergence; and
+/// bodies landing on a stray contact point far from them were thrown up at hundreds of m/s
+/// (seed 75922: a cylinder on its rim, at 1,200 m/s), before the narrow phase dropped such
+/// points and those beyond the prediction distance (seeds 15193 and 83416).
 #[test]
 fn fixed_findings_stay_fixed() {
     let (results, _warnings) = capture_warnings(|| {
         [
-            2531, 2915, 7987, 11080, 13496, 15079, 18106, 22630, 33397, 35446, 37556, 42392, 46828,
-            54110, 56287, 59317, 66098, 69992, 75922, 77948, 80140, 85289, 85595, 87893,
+            2531, 2915, 7987, 11080, 13496, 15079, 15193, 18106, 22630, 33397, 35446, 37556, 42392,
+            46828, 54110, 56287, 59317, 66098, 69992, 75922, 77948, 80140, 83416, 85289, 85595,
+            87893,
         ]
         .into_iter()
         .filter_map(|seed| run_scene(seed).err())

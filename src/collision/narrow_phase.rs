@@ -271,14 +271,18 @@ fn update_near_rest(
     true
 }
 
-/// Drops the points of a fresh manifold whose witness on one collider lies outside the other
-/// collider's bounding box grown by the prediction distance: such a point cannot be a contact.
+/// Drops the points of a fresh manifold that cannot be contacts: those farther apart than the
+/// prediction distance, and those with a witness outside the other collider's bounding box
+/// grown by that distance.
 ///
-/// parry's feature clipping can produce one when a clipped edge is nearly parallel to the
-/// normal (seen: a cylinder landing on its rim got a ground-side witness 39 m away from it).
-/// The solver puts the anchor midway between the witnesses, so the far-off one became a lever
-/// arm of 20 m: the cylinder's spin read as 160 m/s of approach there, and restitution threw
-/// it up at 1,200 m/s.
+/// parry's box–box clipping reports every corner of the clipped face, also those beyond the
+/// prediction distance (the far edge of a tilted box, 13 cm up): they can never act within
+/// the step, yet they pulled the friction patch's centre off the touching edge and forced the
+/// manifold to be rebuilt every step. And its feature clipping can produce a stray witness
+/// when a clipped edge is nearly parallel to the normal (seen: a cylinder landing on its rim
+/// got a ground-side witness 39 m away from it). The solver puts the anchor midway between the
+/// witnesses, so the far-off one became a lever arm of 20 m: the cylinder's spin read as
+/// 160 m/s of approach there, and restitution threw it up at 1,200 m/s.
 fn drop_stray_points(
     manifold: &mut crate::collision::contacts::Manifold,
     p1: &ColliderProxy,
@@ -290,9 +294,11 @@ fn drop_stray_points(
     let near = |aabb: &parry3d::bounding_volume::Aabb, point: bevy::math::Vec3| {
         point.cmpge(aabb.mins - prediction).all() && point.cmple(aabb.maxs + prediction).all()
     };
-    manifold
-        .points
-        .retain(|c| near(&p2.aabb, frame1 * c.local_p1) && near(&p1.aabb, frame2 * c.local_p2));
+    manifold.points.retain(|c| {
+        c.dist <= prediction
+            && near(&p2.aabb, frame1 * c.local_p1)
+            && near(&p1.aabb, frame2 * c.local_p2)
+    });
 }
 
 /// Most points a manifold keeps.
