@@ -22,8 +22,19 @@ pub(crate) fn pose(translation: Vector, rotation: Quaternion) -> parry3d::math::
 /// Rotates the inverse inertia tensor `local` (body frame) into world space.
 #[inline]
 pub(crate) fn rotate_inertia(local: Matrix3, rotation: Quaternion) -> Matrix3 {
+    // A ball's or a cube's inertia is the same about every axis, so turning it changes
+    // nothing; skipping the products also keeps it exactly isotropic.
+    if is_isotropic(local) {
+        return local;
+    }
     let r = Matrix3::from_quat(rotation);
     r * local * r.transpose()
+}
+
+/// Whether `m` is a multiple of the identity, exactly.
+#[inline]
+pub(crate) fn is_isotropic(m: Matrix3) -> bool {
+    m == Matrix3::from_diagonal(Vector::splat(m.x_axis.x))
 }
 
 /// Integrates a rotation by the angular displacement `omega_dt` (angular velocity × time),

@@ -154,8 +154,12 @@ fn integrate_position(
     }
     if !body.rb.is_static() {
         body.accumulated_translation += body.linear_velocity * h;
-        body.rotation = integrate_rotation(body.rotation, body.angular_velocity * h);
-        body.turned = body.turned_since_start();
+        // A body that does not turn keeps its rotation bit for bit (renormalising it would
+        // not).
+        if body.angular_velocity != Vector::ZERO {
+            body.rotation = integrate_rotation(body.rotation, body.angular_velocity * h);
+            body.turned = body.turned_since_start();
+        }
     }
     if let Some(state) = state {
         state.moved = body.accumulated_translation.extend(0.0);

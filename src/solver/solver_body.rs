@@ -279,9 +279,11 @@ fn gyroscopic_inertia(local_inverse_inertia: Matrix3) -> Option<Matrix3> {
         Matrix3::from_diagonal(Vector::splat(local_inverse_inertia.x_axis.x)),
         1e-6 * local_inverse_inertia.x_axis.x.abs(),
     );
-    let determinant = local_inverse_inertia.determinant();
+    if isotropic || !local_inverse_inertia.determinant().is_normal() {
+        return None;
+    }
     let inertia = local_inverse_inertia.inverse();
-    (!isotropic && determinant.is_normal() && inertia.is_finite()).then_some(inertia)
+    inertia.is_finite().then_some(inertia)
 }
 
 fn mask_rotation(inverse_inertia: Matrix3, locked: LockedAxes) -> Matrix3 {
