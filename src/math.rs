@@ -33,7 +33,7 @@ pub(crate) fn rotate_inertia(local: Matrix3, rotation: Quaternion) -> Matrix3 {
 
 /// Whether `m` is a multiple of the identity, exactly.
 #[inline]
-pub(crate) fn is_isotropic(m: Matrix3) -> bool {
+fn is_isotropic(m: Matrix3) -> bool {
     m == Matrix3::from_diagonal(Vector::splat(m.x_axis.x))
 }
 
