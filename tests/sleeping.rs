@@ -191,18 +191,7 @@ fn sleeping_body_wakes_when_support_is_removed() {
 fn a_body_hitting_a_sleeping_stack_hands_on_its_momentum() {
     let mut app = app();
     ground(&mut app);
-    let cubes: Vec<Entity> = (0..3)
-        .map(|i| {
-            spawn(
-                &mut app,
-                (
-                    RigidBody::Dynamic,
-                    Collider::cuboid(1.0, 1.0, 1.0),
-                    Transform::from_xyz(0.0, 0.5 + i as f32, 0.0),
-                ),
-            )
-        })
-        .collect();
+    let cubes = cube_column(&mut app, 3, ());
     step(&mut app, 120);
     assert!(
         cubes

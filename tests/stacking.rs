@@ -179,19 +179,7 @@ fn tower_of_ten_cubes_stands() {
     // A vertical column: the load path is ten contacts in series.
     let mut app = app();
     ground(&mut app);
-    let cubes: Vec<Entity> = (0..10)
-        .map(|i| {
-            spawn(
-                &mut app,
-                (
-                    RigidBody::Dynamic,
-                    Collider::cuboid(1.0, 1.0, 1.0),
-                    Transform::from_xyz(0.0, 0.5 + i as f32, 0.0),
-                    SleepingDisabled,
-                ),
-            )
-        })
-        .collect();
+    let cubes = cube_column(&mut app, 10, SleepingDisabled);
     step(&mut app, 500);
     let mut below_top = 0.0;
     for (i, &e) in cubes.iter().enumerate() {

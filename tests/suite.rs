@@ -2,10 +2,11 @@
 //!
 //! Each file in `tests/` stays a module of its own (`cargo test --test suite stacking::`
 //! runs one), but they share one test binary: every binary links all of Bevy and parry
-//! (about 120 MB each in the dev profile), and 45 of them took most of CI's build time and
-//! filled the runner's disk. Three tests keep a binary of their own: `allocation` installs a
-//! counting global allocator, `thread_determinism` re-runs itself with a compute pool of a
-//! given size, and `fuzz` has a long run of its own (`FUZZ_SCENES`).
+//! (about 120 MB each in the dev profile), and 45 of them, built twice (with and without the
+//! optional features), filled the CI runner's disk. Three tests keep a binary of their own:
+//! `allocation` installs a counting global allocator, `thread_determinism` re-runs itself
+//! with a compute pool of a given size, and `fuzz` has a long run of its own
+//! (`FUZZ_SCENES`).
 
 mod common;
 mod event_log;

@@ -61,6 +61,23 @@ pub fn ground(app: &mut App) -> Entity {
         .id()
 }
 
+/// A column of `count` unit cubes standing on the [`ground`], each with `extra` added.
+pub fn cube_column(app: &mut App, count: usize, extra: impl Bundle + Clone) -> Vec<Entity> {
+    (0..count)
+        .map(|i| {
+            spawn(
+                app,
+                (
+                    RigidBody::Dynamic,
+                    Collider::cuboid(1.0, 1.0, 1.0),
+                    Transform::from_xyz(0.0, 0.5 + i as f32, 0.0),
+                    extra.clone(),
+                ),
+            )
+        })
+        .collect()
+}
+
 /// Spawns a bundle and returns its entity.
 pub fn spawn(app: &mut App, bundle: impl Bundle) -> Entity {
     app.world_mut().spawn(bundle).id()
