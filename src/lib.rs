@@ -174,6 +174,7 @@ pub mod collision;
 pub mod debug_render;
 pub mod interpolation;
 pub mod math;
+mod parallel;
 pub mod reflection;
 pub mod schedule;
 pub mod settings;

@@ -245,9 +245,9 @@ fn run_substeps(world: &mut World) {
 #[doc(hidden)]
 #[derive(Debug, Default)]
 pub struct ParallelCounters {
-    /// Solver stages and narrow phases that opened a scope and ran chunks on several workers.
+    /// Parallel loops (solver stages, integration, narrow phases) handed to several workers.
     pub parallel_stages: AtomicU64,
-    /// Chunks run by helper tasks (not by the thread that opened the scope).
+    /// Chunks run by helper tasks (not by the thread that handed the loop out).
     pub helper_chunks: AtomicU64,
 }
 

@@ -13,16 +13,12 @@
 //! allocations come from, run it with `ALLOCATION_BACKTRACES=5`: the first five print a
 //! backtrace.
 //!
-//! Bevy itself allocates when it fans work out over threads: `async_executor` puts every task
-//! it spawns on the heap, and Bevy's multi-threaded executor spawns one task per system run
-//! (`bevy_ecs::schedule::executor::multi_threaded::Context::tick_executor` →
-//! `bevy_tasks::Scope::spawn` → `async_executor::Executor::spawn`, about 12 allocations per
-//! `App::update` of this headless app), as does every `ComputeTaskPool::scope` with a thread
-//! to spare (the engine's parallel narrow phase and coloured contact solve). So with the
-//! `parallel` feature the test runs every schedule on the single-threaded executor with a
-//! one-thread compute pool, which avoids both; without it, Bevy's schedules are
-//! single-threaded already and its task pool runs scopes inline (the engine does not open one
-//! there).
+//! Bevy's task pool allocates when work fans out over threads: `async_executor` puts every
+//! task it spawns on the heap. With the `parallel` feature and a thread to spare, the engine's
+//! parallel stages start helper tasks on the compute pool whenever the previous ones have
+//! left (after 100 µs without work, so in a game usually once per step), so the test gives
+//! the app a one-thread compute pool, on which the engine never fans out. (`parallel` does
+//! not turn on Bevy's multi-threaded executor, which would spawn a task per system run.)
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
@@ -135,8 +131,7 @@ const GRID: usize = 30;
 const LINKS: usize = 20;
 
 /// A headless app like [`impetus3d::headless_app`], one step of 1/60 s per update, with a
-/// one-thread compute pool and (with the `parallel` feature) every schedule on the
-/// single-threaded executor (see the module docs).
+/// one-thread compute pool (see the module docs).
 fn app() -> App {
     use bevy::app::{TaskPoolOptions, TaskPoolPlugin};
     use bevy::time::TimeUpdateStrategy;
@@ -151,14 +146,6 @@ fn app() -> App {
     .insert_resource(Time::<Fixed>::from_duration(step))
     .insert_resource(TimeUpdateStrategy::ManualDuration(step));
     app.update();
-    if cfg!(feature = "parallel") {
-        let mut schedules = app
-            .world_mut()
-            .resource_mut::<bevy::ecs::schedule::Schedules>();
-        for (_, schedule) in schedules.iter_mut() {
-            schedule.set_executor(bevy::ecs::schedule::SingleThreadedExecutor::new());
-        }
-    }
     app
 }
 

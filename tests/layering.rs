@@ -1,6 +1,8 @@
 //! The modules depend on each other one way, in step order (the table in the crate docs):
 //! `math`, `schedule`, `validation`, `settings` → `body` → `collision` → `solver` → `sleeping`,
-//! with `spatial_query` and `character` beside the solver, reading `body` and `collision` only.
+//! with `spatial_query` and `character` beside the solver, reading `body` and `collision` only,
+//! and `parallel` (the loops on the compute pool, reading only `schedule`'s counters) below the
+//! stages that run on it.
 //! This test reads the sources and fails on any `crate::` path from a module to one that sits
 //! above it, or to a crate-root re-export (which would hide where the item lives).
 
@@ -13,10 +15,18 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("schedule", &["math", "validation"]),
     ("validation", &["math", "schedule"]),
     ("settings", &["math", "validation"]),
+    ("parallel", &["schedule"]),
     ("body", &["math", "schedule", "validation", "settings"]),
     (
         "collision",
-        &["math", "schedule", "validation", "settings", "body"],
+        &[
+            "math",
+            "schedule",
+            "validation",
+            "settings",
+            "body",
+            "parallel",
+        ],
     ),
     (
         "solver",
@@ -27,6 +37,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "settings",
             "body",
             "collision",
+            "parallel",
         ],
     ),
     (

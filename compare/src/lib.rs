@@ -27,7 +27,8 @@
 //! Threads: every app is built with `MinimalPlugins`, whose `TaskPoolPlugin` creates Bevy's
 //! process-wide task pools on the first app only. [`init_task_pools`] creates them first, with a
 //! chosen number of compute threads; it matters only in a build with the `parallel` feature
-//! (`impetus3d/parallel`, hence `bevy/multi_threaded` for the whole binary).
+//! (`impetus3d/parallel`, which gives the pools real threads; Bevy's executor stays
+//! single-threaded for every engine).
 
 #![warn(missing_docs)]
 
@@ -150,10 +151,9 @@ fn minimal_app() -> App {
 ///
 /// The pools are singletons initialised once per process: the first call (or, without a call,
 /// the first app's `TaskPoolPlugin`) decides for the whole process, later calls change nothing.
-/// In a build without `bevy/multi_threaded` (no `parallel` feature) the pools run every task on
-/// the calling thread and report one thread whatever is asked. With `multi_threaded`, a scope
-/// also runs tasks on the thread that opened it while it waits, so `n` compute threads can keep
-/// up to `n + 1` cores busy.
+/// In a build without `bevy_tasks/multi_threaded` (no `parallel` feature) the pools run every
+/// task on the calling thread and report one thread whatever is asked. With it, the thread
+/// that hands work out works too, so `n` compute threads can keep up to `n + 1` cores busy.
 pub fn init_task_pools(compute_threads: Option<usize>) -> usize {
     let mut options = TaskPoolOptions::default();
     if let Some(n) = compute_threads {
@@ -181,7 +181,7 @@ pub fn process_cpu_time() -> Duration {
 }
 
 /// Whether this build has the `parallel` feature (`impetus3d/parallel`, which turns on
-/// `bevy/multi_threaded` for every engine in the binary).
+/// `bevy_tasks/multi_threaded`, the pools' threads, for the whole binary).
 pub const PARALLEL_BUILD: bool = cfg!(feature = "parallel");
 
 /// What `App::run` does before its first update and a hand-stepped app must do itself: finish
@@ -286,11 +286,11 @@ pub mod rapier {
                     substeps: 1,
                 })
                 // bevy_rapier adds Bevy's `propagate_parent_transforms` to its own sets. With
-                // `bevy/multi_threaded` (the `parallel` build) that system is the parallel variant,
-                // which reads this resource, normally inserted by `TransformPlugin` (not part of
-                // `MinimalPlugins`): without it, the first update panics. `Disabled` makes it
-                // propagate every tree like the serial variant does (which has no such option);
-                // no rapier body in these scenes has a child with a `Transform` anyway.
+                // `bevy/multi_threaded` (which no build of this binary turns on; a user's might)
+                // that system is the parallel variant, which reads this resource, normally
+                // inserted by `TransformPlugin` (not part of `MinimalPlugins`): without it, the
+                // first update panics. `Disabled` propagates every tree like the serial variant
+                // does; no rapier body in these scenes has a child with a `Transform` anyway.
                 .insert_resource(StaticTransformOptimizations::Disabled);
             finish_and_update(&mut app);
             app

@@ -532,9 +532,9 @@ fn main() -> ExitCode {
          Repeats: {}, engines interleaved. Engines: {}. Load average at start: {}.",
         if PARALLEL_BUILD { "parallel" } else { "serial" },
         if PARALLEL_BUILD {
-            "impetus3d/parallel, bevy/multi_threaded"
+            "impetus3d/parallel: bevy_tasks/multi_threaded, single-threaded executor"
         } else {
-            "no bevy/multi_threaded"
+            "no multi_threaded"
         },
         if cfg!(debug_assertions) {
             "debug"

@@ -15,12 +15,12 @@
 
 use bevy::ecs::entity::EntityHashSet;
 use bevy::prelude::*;
-use bevy::tasks::ComputeTaskPool;
 use parry3d::math::Pose;
 use parry3d::query::{DefaultQueryDispatcher, PersistentQueryDispatcher, QueryDispatcher};
 
 use super::broad_phase::{BroadPhase, ColliderProxy, ProxyKind, prediction_distance};
 use super::contacts::{CollisionEnd, ContactGraph, ContactPair};
+use crate::parallel::{Shared, parallel_for};
 use crate::settings::SolverConfig;
 
 /// Below this many pairs the narrow phase runs on the calling thread.
@@ -77,23 +77,15 @@ pub(crate) fn update_contacts(
         pair.unsupported = update_pair(pair, p1, p2, margin, tolerance).is_err();
     };
     // Pairs are independent, so they can be updated on any thread in any order with
-    // bit-identical results. Small scenes stay on this thread, and so does everything in a
-    // single-threaded pool (whose scope would only allocate its tasks).
-    if next.len() >= PARALLEL_PAIRS
-        && let Some(pool) = ComputeTaskPool::try_get().filter(|p| p.thread_num() > 1)
-    {
-        let chunk = next.len().div_ceil(pool.thread_num() * 4).max(64);
-        pool.scope(|scope| {
-            for pairs in next.chunks_mut(chunk) {
-                scope.spawn(async move { pairs.iter_mut().for_each(update) });
-            }
-        });
-        crate::schedule::PARALLEL_COUNTERS
-            .parallel_stages
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    } else {
-        next.iter_mut().for_each(update);
-    }
+    // bit-identical results. Small scenes stay on this thread.
+    let len = next.len();
+    let pairs = Shared::new(&mut next);
+    parallel_for(len, PARALLEL_PAIRS, |range| {
+        for index in range {
+            // SAFETY: every pair is updated by one call, and nothing else reads it now.
+            update(unsafe { pairs.get_mut(index) });
+        }
+    });
     for pair in next.iter().filter(|p| p.unsupported) {
         if warned.insert(pair.collider1) {
             warn!(

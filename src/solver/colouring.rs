@@ -19,21 +19,20 @@
 //!
 //! A *stage* (warm start, solve, relax, restitution) runs every block once, colour after
 //! colour. On one thread that is a plain loop. With the `parallel` feature, a large enough
-//! scene and more than one compute thread, a stage opens **one** scope on Bevy's compute task
-//! pool, however many colours there are: the calling thread and `threads − 1` helper tasks
-//! claim chunks of blocks from one atomic cursor that runs through the colours in order, and a
-//! chunk of colour `c` starts only when every chunk before its colour has finished (a counter
+//! scene and more than one compute thread, a stage is **one** job for the calling thread and
+//! `threads − 1` helpers on Bevy's compute task pool (kept awake between stages, see
+//! `crate::parallel`), however many colours there are: they claim chunks of blocks from one
+//! atomic cursor that runs through the colours in order, and a chunk of colour `c` starts only when every chunk before its colour has finished (a counter
 //! of finished chunks). Nobody waits for a *worker*, only for chunks someone has claimed and is
 //! running, so a helper that starts late (its thread was busy) finds less or nothing to do,
 //! and the stage never deadlocks. This is the shape of Box2D v3's solver stages (Catto,
 //! "Solver2D"; `solver.c`'s stage/block scheme), on Bevy's task pool.
 
 use std::ops::Range;
-use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 
 use bevy::tasks::ComputeTaskPool;
 
-use crate::schedule::PARALLEL_COUNTERS;
+use crate::parallel::{parallel_chunks, run_chunks};
 
 /// Colours available before constraints overflow into the sequential group.
 const COLOURS: usize = 63;
@@ -233,163 +232,5 @@ impl Stages {
             }),
             None => (0..blocks).for_each(kernel),
         }
-    }
-}
-
-/// Runs `kernel` on `0..len` in chunks: in parallel on the compute task pool if `len` is at
-/// least `threshold` and the pool has more than one thread, else on the calling thread as
-/// one chunk. For loops whose iterations are independent (they write disjoint data).
-pub(crate) fn parallel_for(len: usize, threshold: usize, kernel: impl Fn(Range<usize>) + Sync) {
-    if len >= threshold
-        && let Some(pool) = ComputeTaskPool::try_get().filter(|pool| pool.thread_num() > 1)
-    {
-        parallel_chunks(pool, len, 64, &kernel);
-    } else {
-        kernel(0..len);
-    }
-}
-
-/// Runs `kernel` on `0..len` in about four chunks per thread (of at least `min_chunk`), with
-/// no order between them.
-fn parallel_chunks(
-    pool: &ComputeTaskPool,
-    len: usize,
-    min_chunk: usize,
-    kernel: &(impl Fn(Range<usize>) + Sync),
-) {
-    let size = len.div_ceil(pool.thread_num() * 4).max(min_chunk);
-    let chunks = len.div_ceil(size);
-    run_chunks(
-        pool,
-        chunks,
-        |index| (0, index * size..((index + 1) * size).min(len)),
-        kernel,
-    );
-}
-
-/// Runs `count` chunks on the compute task pool: the calling thread and `threads − 1` helper
-/// tasks claim chunks from one atomic cursor, in order; `chunk(index)` gives the chunk's
-/// range and how many chunks must have finished before it may start (see the module docs).
-/// One scope, however many chunks.
-fn run_chunks(
-    pool: &ComputeTaskPool,
-    count: usize,
-    chunk: impl Fn(usize) -> (u32, Range<usize>) + Sync,
-    kernel: &(impl Fn(Range<usize>) + Sync),
-) {
-    let threads = pool.thread_num();
-    let cursor = AtomicUsize::new(0);
-    let finished = AtomicU32::new(0);
-    let work = |helper: bool| {
-        let mut helped = 0;
-        loop {
-            let index = cursor.fetch_add(1, Ordering::Relaxed);
-            if index >= count {
-                break;
-            }
-            let (wait_for, range) = chunk(index);
-            // Every chunk before `wait_for` has been claimed (the cursor passed it), so each
-            // is being run by a worker that needs nothing from this one.
-            let mut spins = 0u32;
-            while finished.load(Ordering::Acquire) < wait_for {
-                spins += 1;
-                if spins < 64 {
-                    std::hint::spin_loop();
-                } else {
-                    std::thread::yield_now();
-                }
-            }
-            kernel(range);
-            finished.fetch_add(1, Ordering::AcqRel);
-            helped += 1;
-        }
-        if helper && helped > 0 {
-            PARALLEL_COUNTERS
-                .helper_chunks
-                .fetch_add(helped, Ordering::Relaxed);
-        }
-    };
-    pool.scope(|scope| {
-        for _ in 1..threads {
-            scope.spawn(async { work(true) });
-        }
-        work(false);
-    });
-    PARALLEL_COUNTERS
-        .parallel_stages
-        .fetch_add(1, Ordering::Relaxed);
-}
-
-/// Shared mutable access to a slice for the colour-parallel stages.
-///
-/// Invariant upheld by the stage runner and the colouring: while a colour is solved, each
-/// block is run by exactly one worker, each block's data is written only by the kernel run on
-/// that block, and each body with a non-zero inverse mass is used by at most one block lane of
-/// the colour; bodies with zero inverse mass (the shared static slot, kinematic bodies) are
-/// only read. So no two threads ever write the same element, and nothing is read while
-/// another thread writes it. Colours are separated by the runner's acquire/release counter.
-pub(crate) struct Shared<T> {
-    ptr: *mut T,
-    len: usize,
-}
-
-impl<T> Clone for Shared<T> {
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-
-impl<T> Copy for Shared<T> {}
-
-// SAFETY: elements are only accessed under the invariant above.
-unsafe impl<T: Send> Send for Shared<T> {}
-// SAFETY: as above.
-unsafe impl<T: Send> Sync for Shared<T> {}
-
-impl<T> Shared<T> {
-    pub(crate) fn new(slice: &mut [T]) -> Self {
-        Self {
-            ptr: slice.as_mut_ptr(),
-            len: slice.len(),
-        }
-    }
-
-    /// The element at `index`, for reading.
-    ///
-    /// # Safety
-    /// No other thread writes it while the reference lives (see [`Shared`]).
-    #[inline(always)]
-    pub(crate) unsafe fn get(&self, index: usize) -> &T {
-        assert!(index < self.len, "index {index} out of bounds {}", self.len);
-        // SAFETY: in bounds; no concurrent writer (the caller's contract).
-        unsafe { &*self.ptr.add(index) }
-    }
-
-    /// The element at `index`, for writing.
-    ///
-    /// # Safety
-    /// No other thread reads or writes it while the reference lives (see [`Shared`]).
-    #[inline(always)]
-    #[allow(clippy::mut_from_ref)]
-    pub(crate) unsafe fn get_mut(&self, index: usize) -> &mut T {
-        assert!(index < self.len, "index {index} out of bounds {}", self.len);
-        // SAFETY: in bounds; exclusive for the caller (its contract).
-        unsafe { &mut *self.ptr.add(index) }
-    }
-
-    /// `len` elements from `start`, for writing.
-    ///
-    /// # Safety
-    /// No other thread reads or writes them while the slice lives (see [`Shared`]).
-    #[inline(always)]
-    #[allow(clippy::mut_from_ref)]
-    pub(crate) unsafe fn slice_mut(&self, start: usize, len: usize) -> &mut [T] {
-        assert!(
-            start <= self.len && len <= self.len - start,
-            "range {start}+{len} out of bounds {}",
-            self.len
-        );
-        // SAFETY: in bounds; exclusive for the caller (its contract).
-        unsafe { std::slice::from_raw_parts_mut(self.ptr.add(start), len) }
     }
 }

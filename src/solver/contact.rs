@@ -50,13 +50,14 @@
 use bevy::math::BVec4A;
 use bevy::prelude::*;
 
-use super::colouring::{Colouring, LANES, Shared, Stages, TwoBody};
+use super::colouring::{Colouring, LANES, Stages, TwoBody};
 use super::rows::VelocityRows;
 use super::softness::SoftCoefficients;
 use super::solver_body::{BodyState, RigidBodyQueryItem, SolverBodies};
 use super::wide::{F4, Vec3x4, lane_mut, select, transpose_in, transpose_out};
 use crate::collision::{ContactGraph, FrictionImpulse};
 use crate::math::Scalar;
+use crate::parallel::Shared;
 use crate::schedule::PhysicsStepTime;
 use crate::settings::SolverConfig;
 use bevy::math::{Mat4, Vec4};

@@ -21,9 +21,9 @@
 
 use bevy::prelude::*;
 
-use super::colouring::{Shared, parallel_for};
 use super::solver_body::{BodyState, RigidBodyQueryItem, SolverBodies};
 use crate::math::{Matrix3, Quaternion, Scalar, Vector, integrate_rotation};
+use crate::parallel::{Shared, parallel_for};
 use crate::schedule::PhysicsStepTime;
 
 /// Above this many bodies the integration runs in parallel chunks (with the `parallel`

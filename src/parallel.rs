@@ -1,0 +1,393 @@
+//! The engine's parallel loops on Bevy's compute task pool, and the crew of helper threads
+//! that runs them.
+//!
+//! With the `parallel` feature and more than one compute thread, a large stage (the narrow
+//! phase's pair updates, integration, the contact solver's colour stages) is cut into chunks
+//! that the calling thread and `threads − 1` helpers claim from one atomic cursor. Loops whose
+//! iterations are independent use [`parallel_for`]; the colour stages use [`run_chunks`] with
+//! an order between chunks (see `solver::colouring`). Either way each element is computed by
+//! exactly one thread with the same arithmetic, so results are bit-identical for any thread
+//! count.
+//!
+//! ## The crew
+//!
+//! A scope on Bevy's compute task pool wakes a sleeping pool thread and waits for its task:
+//! about 6–8 µs per scope on the 2-core machine the engine is benchmarked on, paid by every
+//! stage of every substep (a step of a mid-sized scene opens a dozen), which cost the 210-cube
+//! pyramid a quarter of its step. So the stages do not open scopes. They hand their work to a
+//! *crew*: detached tasks on the compute pool that, once started, spin waiting for the next job
+//! and leave after [`IDLE`] without one. Within a step the stages follow each other within
+//! microseconds, so the helpers are awake for all of them; between steps they leave, and the
+//! first stage of the next step starts them again. Box2D v3's solver keeps its workers spinning
+//! through a step's stages for the same reason (Catto, "Solver2D", 2024).
+//!
+//! A job is a closure on the publishing thread's stack that shares its work out itself (the
+//! stages claim chunks from an atomic cursor), so it is correct however many helpers join in,
+//! none included: the publisher runs it too, and returns only when every helper that started
+//! it has returned. One world steps at a time on the crew; a second one publishing meanwhile
+//! (two apps stepping on two threads) runs its job alone.
+
+use std::ops::Range;
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use bevy::tasks::{ComputeTaskPool, TaskPool};
+
+use crate::schedule::PARALLEL_COUNTERS;
+
+/// Runs `kernel` on `0..len` in chunks: in parallel on the compute task pool if `len` is at
+/// least `threshold` and the pool has more than one thread, else on the calling thread as
+/// one chunk. For loops whose iterations are independent (they write disjoint data).
+pub(crate) fn parallel_for(len: usize, threshold: usize, kernel: impl Fn(Range<usize>) + Sync) {
+    if len >= threshold
+        && let Some(pool) = ComputeTaskPool::try_get().filter(|pool| pool.thread_num() > 1)
+    {
+        parallel_chunks(pool, len, 64, &kernel);
+    } else {
+        kernel(0..len);
+    }
+}
+
+/// Runs `kernel` on `0..len` in about four chunks per thread (of at least `min_chunk`), with
+/// no order between them.
+pub(crate) fn parallel_chunks(
+    pool: &ComputeTaskPool,
+    len: usize,
+    min_chunk: usize,
+    kernel: &(impl Fn(Range<usize>) + Sync),
+) {
+    let size = len.div_ceil(pool.thread_num() * 4).max(min_chunk);
+    let chunks = len.div_ceil(size);
+    run_chunks(
+        pool,
+        chunks,
+        |index| (0, index * size..((index + 1) * size).min(len)),
+        kernel,
+    );
+}
+
+/// Runs `count` chunks on the compute task pool: the calling thread and `threads − 1` helper
+/// tasks claim chunks from one atomic cursor, in order; `chunk(index)` gives the chunk's
+/// range and how many chunks must have finished before it may start (see the module docs).
+/// One job for the crew, however many chunks.
+pub(crate) fn run_chunks(
+    pool: &ComputeTaskPool,
+    count: usize,
+    chunk: impl Fn(usize) -> (u32, Range<usize>) + Sync,
+    kernel: &(impl Fn(Range<usize>) + Sync),
+) {
+    let cursor = AtomicUsize::new(0);
+    let finished = AtomicU32::new(0);
+    let work = |helper: bool| {
+        let mut helped = 0;
+        loop {
+            let index = cursor.fetch_add(1, Ordering::Relaxed);
+            if index >= count {
+                break;
+            }
+            let (wait_for, range) = chunk(index);
+            // Every chunk before `wait_for` has been claimed (the cursor passed it), so each
+            // is being run by a worker that needs nothing from this one.
+            let mut spins = 0u32;
+            while finished.load(Ordering::Acquire) < wait_for {
+                if helper_panicked() {
+                    return;
+                }
+                spins += 1;
+                if spins < 64 {
+                    std::hint::spin_loop();
+                } else {
+                    std::thread::yield_now();
+                }
+            }
+            kernel(range);
+            finished.fetch_add(1, Ordering::AcqRel);
+            helped += 1;
+        }
+        if helper && helped > 0 {
+            PARALLEL_COUNTERS
+                .helper_chunks
+                .fetch_add(helped, Ordering::Relaxed);
+        }
+    };
+    run(pool, &work);
+    PARALLEL_COUNTERS
+        .parallel_stages
+        .fetch_add(1, Ordering::Relaxed);
+}
+
+/// Shared mutable access to a slice for the parallel loops.
+///
+/// Invariant upheld by the stage runner and the colouring: while a colour is solved, each
+/// block is run by exactly one worker, each block's data is written only by the kernel run on
+/// that block, and each body with a non-zero inverse mass is used by at most one block lane of
+/// the colour; bodies with zero inverse mass (the shared static slot, kinematic bodies) are
+/// only read. So no two threads ever write the same element, and nothing is read while
+/// another thread writes it. Colours are separated by the runner's acquire/release counter.
+pub(crate) struct Shared<T> {
+    ptr: *mut T,
+    len: usize,
+}
+
+impl<T> Clone for Shared<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T> Copy for Shared<T> {}
+
+// SAFETY: elements are only accessed under the invariant above.
+unsafe impl<T: Send> Send for Shared<T> {}
+// SAFETY: as above.
+unsafe impl<T: Send> Sync for Shared<T> {}
+
+impl<T> Shared<T> {
+    pub(crate) fn new(slice: &mut [T]) -> Self {
+        Self {
+            ptr: slice.as_mut_ptr(),
+            len: slice.len(),
+        }
+    }
+
+    /// The element at `index`, for reading.
+    ///
+    /// # Safety
+    /// No other thread writes it while the reference lives (see [`Shared`]).
+    #[inline(always)]
+    pub(crate) unsafe fn get(&self, index: usize) -> &T {
+        assert!(index < self.len, "index {index} out of bounds {}", self.len);
+        // SAFETY: in bounds; no concurrent writer (the caller's contract).
+        unsafe { &*self.ptr.add(index) }
+    }
+
+    /// The element at `index`, for writing.
+    ///
+    /// # Safety
+    /// No other thread reads or writes it while the reference lives (see [`Shared`]).
+    #[inline(always)]
+    #[allow(clippy::mut_from_ref)]
+    pub(crate) unsafe fn get_mut(&self, index: usize) -> &mut T {
+        assert!(index < self.len, "index {index} out of bounds {}", self.len);
+        // SAFETY: in bounds; exclusive for the caller (its contract).
+        unsafe { &mut *self.ptr.add(index) }
+    }
+
+    /// `len` elements from `start`, for writing.
+    ///
+    /// # Safety
+    /// No other thread reads or writes them while the slice lives (see [`Shared`]).
+    #[inline(always)]
+    #[allow(clippy::mut_from_ref)]
+    pub(crate) unsafe fn slice_mut(&self, start: usize, len: usize) -> &mut [T] {
+        assert!(
+            start <= self.len && len <= self.len - start,
+            "range {start}+{len} out of bounds {}",
+            self.len
+        );
+        // SAFETY: in bounds; exclusive for the caller (its contract).
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.add(start), len) }
+    }
+}
+
+/// How long a helper spins without a job before it leaves its pool thread.
+const IDLE: Duration = Duration::from_micros(100);
+
+/// A published job: the closure to call, with `true` when a helper calls it.
+type Job<'a> = &'a (dyn Fn(bool) + Sync);
+
+/// The crew's shared state (one per process, like the compute pool).
+struct Crew {
+    /// Whether a publisher owns the crew.
+    claimed: AtomicBool,
+    /// The current job (a `Job` on the publisher's stack), or null.
+    job: AtomicPtr<Job<'static>>,
+    /// Incremented for every job, so that a helper runs each job once.
+    epoch: AtomicU64,
+    /// Helpers that may be reading the current job: the publisher waits for none.
+    busy: AtomicUsize,
+    /// Helpers started and not yet gone.
+    awake: AtomicUsize,
+    /// Set when a helper's job panicked.
+    panicked: AtomicBool,
+}
+
+static CREW: Crew = Crew {
+    claimed: AtomicBool::new(false),
+    job: AtomicPtr::new(std::ptr::null_mut()),
+    epoch: AtomicU64::new(0),
+    busy: AtomicUsize::new(0),
+    awake: AtomicUsize::new(0),
+    panicked: AtomicBool::new(false),
+};
+
+/// Calls `job(false)` on this thread and `job(true)` on each of the pool's threads but one
+/// that is free to help (see the module docs), and returns when all of them have returned.
+pub(crate) fn run(pool: &TaskPool, job: Job<'_>) {
+    if CREW
+        .claimed
+        .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
+        .is_err()
+    {
+        job(false);
+        return;
+    }
+    let posted: Job<'_> = job;
+    // SAFETY: the pointer is withdrawn below, and this function waits until no helper can
+    // still be using it, before `posted` goes out of scope.
+    let pointer = (&posted as *const Job<'_>)
+        .cast::<Job<'static>>()
+        .cast_mut();
+    CREW.job.store(pointer, Ordering::SeqCst);
+    CREW.epoch.fetch_add(1, Ordering::SeqCst);
+    let helpers = pool.thread_num().saturating_sub(1);
+    while CREW.awake.load(Ordering::Acquire) < helpers {
+        let awake = Awake::count();
+        pool.spawn(async move {
+            help();
+            drop(awake);
+        })
+        .detach();
+    }
+    job(false);
+    CREW.job.store(std::ptr::null_mut(), Ordering::SeqCst);
+    // A helper that read the pointer counted itself busy before reading it (both SeqCst), so
+    // once the withdrawal is visible, `busy` covers everyone who may still hold the job.
+    let mut spins = 0u32;
+    while CREW.busy.load(Ordering::SeqCst) != 0 {
+        spins += 1;
+        if spins < 64 {
+            std::hint::spin_loop();
+        } else {
+            std::thread::yield_now();
+        }
+    }
+    let panicked = CREW.panicked.swap(false, Ordering::AcqRel);
+    CREW.claimed.store(false, Ordering::Release);
+    if panicked {
+        panic!("a parallel physics stage panicked on a helper thread");
+    }
+}
+
+/// Whether a helper's job panicked: a worker waiting for chunks that will never finish
+/// gives up instead of hanging.
+pub(crate) fn helper_panicked() -> bool {
+    CREW.panicked.load(Ordering::Relaxed)
+}
+
+/// A helper's life: run each new job once, leave after [`IDLE`] without one.
+fn help() {
+    let mut seen = 0;
+    let mut idle_since = Instant::now();
+    let mut spins = 0u32;
+    loop {
+        let epoch = CREW.epoch.load(Ordering::Acquire);
+        if epoch != seen {
+            seen = epoch;
+            CREW.busy.fetch_add(1, Ordering::SeqCst);
+            let pointer = CREW.job.load(Ordering::SeqCst);
+            if !pointer.is_null() {
+                // SAFETY: the publisher withdraws the pointer before waiting for `busy` to
+                // drop to zero, and this helper counted itself busy before loading it.
+                let job = unsafe { *pointer };
+                // A panic must still release the publisher (below), which then panics itself.
+                if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| job(true))).is_err() {
+                    CREW.panicked.store(true, Ordering::Release);
+                }
+            }
+            CREW.busy.fetch_sub(1, Ordering::SeqCst);
+            idle_since = Instant::now();
+            continue;
+        }
+        std::hint::spin_loop();
+        spins = spins.wrapping_add(1);
+        if spins.is_multiple_of(128) && idle_since.elapsed() > IDLE {
+            break;
+        }
+    }
+}
+
+/// One helper counted in `Crew::awake` until dropped, whether its task ran or was dropped
+/// unrun (its pool shut down).
+struct Awake;
+
+impl Awake {
+    fn count() -> Self {
+        CREW.awake.fetch_add(1, Ordering::AcqRel);
+        Awake
+    }
+}
+
+impl Drop for Awake {
+    fn drop(&mut self) {
+        CREW.awake.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+#[cfg(all(test, feature = "parallel"))]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicU32;
+
+    /// Spins until `done()` or a second has passed.
+    fn wait_for(done: impl Fn() -> bool) {
+        let start = Instant::now();
+        while !done() && start.elapsed() < Duration::from_secs(1) {
+            std::hint::spin_loop();
+        }
+    }
+
+    /// The tests share the process-wide crew, so they take turns.
+    static TURN: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+    fn two_threads() -> TaskPool {
+        bevy::tasks::TaskPoolBuilder::new().num_threads(2).build()
+    }
+
+    #[test]
+    fn a_helper_joins_every_job_and_the_publisher_waits_for_it() {
+        let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+        let pool = two_threads();
+        for _ in 0..100 {
+            let (helper_ran, publisher_saw_helper) = (AtomicU32::new(0), AtomicBool::new(false));
+            run(&pool, &|helper| {
+                if helper {
+                    // Still inside the job when the publisher would return if it did not wait.
+                    std::thread::sleep(Duration::from_micros(200));
+                    helper_ran.fetch_add(1, Ordering::SeqCst);
+                } else {
+                    wait_for(|| CREW.busy.load(Ordering::SeqCst) > 0);
+                    publisher_saw_helper.store(true, Ordering::SeqCst);
+                }
+            });
+            assert!(publisher_saw_helper.load(Ordering::SeqCst));
+            assert_eq!(
+                helper_ran.load(Ordering::SeqCst),
+                1,
+                "the helper ran the job once"
+            );
+        }
+    }
+
+    #[test]
+    fn a_panic_on_a_helper_reaches_the_publisher_instead_of_hanging_it() {
+        let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+        let pool = two_threads();
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            run(&pool, &|helper| {
+                if helper {
+                    panic!("a kernel bug");
+                }
+                wait_for(helper_panicked);
+            })
+        }));
+        assert!(result.is_err(), "the publisher panics");
+        // The crew is free again and works.
+        let ran = AtomicU32::new(0);
+        run(&pool, &|_| {
+            ran.fetch_add(1, Ordering::SeqCst);
+        });
+        assert!(ran.load(Ordering::SeqCst) >= 1);
+        assert!(!helper_panicked());
+    }
+}
