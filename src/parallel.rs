@@ -93,12 +93,7 @@ pub(crate) fn run_chunks(
                 if helper_panicked() {
                     return;
                 }
-                spins += 1;
-                if spins < 64 {
-                    std::hint::spin_loop();
-                } else {
-                    std::thread::yield_now();
-                }
+                pause(&mut spins);
             }
             kernel(range);
             finished.fetch_add(1, Ordering::AcqRel);
@@ -190,6 +185,17 @@ impl<T> Shared<T> {
     }
 }
 
+/// One step of a wait for another thread: spin briefly, then give the core away (a worker
+/// waited for may have been preempted on this one).
+fn pause(spins: &mut u32) {
+    *spins += 1;
+    if *spins < 64 {
+        std::hint::spin_loop();
+    } else {
+        std::thread::yield_now();
+    }
+}
+
 /// How long a helper spins without a job before it leaves its pool thread.
 const IDLE: Duration = Duration::from_micros(100);
 
@@ -255,12 +261,7 @@ pub(crate) fn run(pool: &TaskPool, job: Job<'_>) {
     // once the withdrawal is visible, `busy` covers everyone who may still hold the job.
     let mut spins = 0u32;
     while CREW.busy.load(Ordering::SeqCst) != 0 {
-        spins += 1;
-        if spins < 64 {
-            std::hint::spin_loop();
-        } else {
-            std::thread::yield_now();
-        }
+        pause(&mut spins);
     }
     let panicked = CREW.panicked.swap(false, Ordering::AcqRel);
     CREW.claimed.store(false, Ordering::Release);
