@@ -8,7 +8,8 @@
 //! cargo bench --bench profile --features parallel -- <scene> [warm-up] [steps] --threads 2
 //! ```
 //!
-//! Scenes: `pyramid` (base 20), `large_pyramid` (base 100), `pile` (4096 cubes), `free10k`.
+//! Scenes: `pyramid` (base 20), `large_pyramid` (base 100), `pile` (4096 cubes), `free10k`,
+//! `grid` (40×40 balls, 3,120 spherical joints), `chain` (100 links), `empty` (no bodies).
 //! It prints the wall-clock time per timed step. The timed steps run inside `timed_steps`, so
 //! callgrind can count only them:
 //!
@@ -44,6 +45,8 @@ fn scene(name: &str) -> Option<(App, usize)> {
         "large_pyramid" => (pyramid(DT, 100, LARGE_GROUND).0, 5),
         "pile" => (pile(DT, 16), 60),
         "free10k" => (free_balls(DT), 5),
+        "grid" => (joint_grid(DT, 40), 5),
+        "chain" => (chain(DT, 100), 5),
         "empty" => (impetus3d::headless_app(DT), 5),
         _ => return None,
     })
@@ -139,7 +142,9 @@ fn main() {
         .map(|(_, a)| a.clone())
         .collect();
     let Some(name) = args.first() else {
-        println!("usage: profile <pyramid|large_pyramid|pile|free10k> [warm-up] [steps] | quality");
+        println!(
+            "usage: profile <pyramid|large_pyramid|pile|free10k|grid|chain|empty> [warm-up] [steps] | quality"
+        );
         return;
     };
     if name == "quality" {

@@ -165,3 +165,79 @@ fn box_penetration(p1: Vec3, q1: Quat, p2: Vec3, q2: Quat) -> f32 {
     }
     depth
 }
+
+/// The `n × n` joint grid of the tests (`tests/joints_chain.rs`): balls of radius 0.4 m, 1 m
+/// apart in the vertical x–y plane, in no collision layer, each joined to its right and lower
+/// neighbours by spherical joints with anchors ±0.5 m, the two top corners static; steps of
+/// `dt`.
+pub fn joint_grid(dt: f64, n: usize) -> App {
+    let mut app = impetus3d::headless_app(dt);
+    let mut balls = Vec::with_capacity(n * n);
+    for row in 0..n {
+        for column in 0..n {
+            let corner = row == 0 && (column == 0 || column == n - 1);
+            let position = Vec3::new(column as f32, -(row as f32), 0.0);
+            let mut ball = app.world_mut().spawn((
+                Collider::sphere(0.4),
+                CollisionLayers::NONE,
+                Transform::from_translation(position),
+            ));
+            if corner {
+                ball.insert(RigidBody::Static);
+            } else {
+                ball.insert((RigidBody::Dynamic, SleepingDisabled));
+            }
+            balls.push(ball.id());
+        }
+    }
+    for row in 0..n {
+        for column in 0..n {
+            let here = balls[row * n + column];
+            if column + 1 < n {
+                app.world_mut().spawn(
+                    SphericalJoint::new(here, balls[row * n + column + 1])
+                        .with_local_anchor_1(Vec3::new(0.5, 0.0, 0.0))
+                        .with_local_anchor_2(Vec3::new(-0.5, 0.0, 0.0)),
+                );
+            }
+            if row + 1 < n {
+                app.world_mut().spawn(
+                    SphericalJoint::new(here, balls[(row + 1) * n + column])
+                        .with_local_anchor_1(Vec3::new(0.0, -0.5, 0.0))
+                        .with_local_anchor_2(Vec3::new(0.0, 0.5, 0.0)),
+                );
+            }
+        }
+    }
+    app
+}
+
+/// The chain of the tests: `links` balls of radius 0.25 m, centres 1 m apart straight below a
+/// static anchor, joined by spherical joints with anchors ±0.5 m; the last link is kicked
+/// sideways so the chain keeps moving.
+pub fn chain(dt: f64, links: usize) -> App {
+    let mut app = impetus3d::headless_app(dt);
+    let mut previous = app
+        .world_mut()
+        .spawn((RigidBody::Static, Transform::default()))
+        .id();
+    for i in 0..links {
+        let mut link = app.world_mut().spawn((
+            RigidBody::Dynamic,
+            Collider::sphere(0.25),
+            SleepingDisabled,
+            Transform::from_xyz(0.0, -(i as f32 + 1.0), 0.0),
+        ));
+        if i == links - 1 {
+            link.insert(LinearVelocity(Vec3::new(5.0, 0.0, 0.0)));
+        }
+        let link = link.id();
+        app.world_mut().spawn(
+            SphericalJoint::new(previous, link)
+                .with_local_anchor_1(Vec3::new(0.0, -0.5, 0.0))
+                .with_local_anchor_2(Vec3::new(0.0, 0.5, 0.0)),
+        );
+        previous = link;
+    }
+    app
+}
