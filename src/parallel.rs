@@ -12,7 +12,8 @@
 //! ## The crew
 //!
 //! A scope on Bevy's compute task pool wakes a sleeping pool thread and waits for its task:
-//! about 6–8 µs per scope on the 2-core machine the engine is benchmarked on, paid by every
+//! 3–8 µs per scope on the 2-core machine the engine is benchmarked on (more the longer the
+//! pool slept before), paid by every
 //! stage of every substep (a step of a mid-sized scene opens a dozen), which cost the 210-cube
 //! pyramid a quarter of its step. So the stages do not open scopes. They hand their work to a
 //! *crew*: detached tasks on the compute pool that, once started, spin waiting for the next job
@@ -40,12 +41,18 @@ use crate::schedule::PARALLEL_COUNTERS;
 /// one chunk. For loops whose iterations are independent (they write disjoint data).
 pub(crate) fn parallel_for(len: usize, threshold: usize, kernel: impl Fn(Range<usize>) + Sync) {
     if len >= threshold
-        && let Some(pool) = ComputeTaskPool::try_get().filter(|pool| pool.thread_num() > 1)
+        && let Some(pool) = pool_with_helpers()
     {
         parallel_chunks(pool, len, 64, &kernel);
     } else {
         kernel(0..len);
     }
+}
+
+/// The compute task pool, if it has threads to spare for helpers (with the `parallel`
+/// feature and more than one compute thread).
+pub(crate) fn pool_with_helpers() -> Option<&'static ComputeTaskPool> {
+    ComputeTaskPool::try_get().filter(|pool| pool.thread_num() > 1)
 }
 
 /// Runs `kernel` on `0..len` in about four chunks per thread (of at least `min_chunk`), with
@@ -113,12 +120,13 @@ pub(crate) fn run_chunks(
 
 /// Shared mutable access to a slice for the parallel loops.
 ///
-/// Invariant upheld by the stage runner and the colouring: while a colour is solved, each
-/// block is run by exactly one worker, each block's data is written only by the kernel run on
-/// that block, and each body with a non-zero inverse mass is used by at most one block lane of
-/// the colour; bodies with zero inverse mass (the shared static slot, kinematic bodies) are
-/// only read. So no two threads ever write the same element, and nothing is read while
-/// another thread writes it. Colours are separated by the runner's acquire/release counter.
+/// Invariant upheld by the callers: no two threads ever write the same element, and nothing
+/// is read while another thread writes it. In a [`parallel_for`] loop each index belongs to
+/// the one chunk that contains it. In a colour stage (`solver::colouring`) each block is run
+/// by exactly one worker, each block's data is written only by the kernel run on that block,
+/// and each body with a non-zero inverse mass is used by at most one block lane of the colour;
+/// bodies with zero inverse mass (the shared static slot, kinematic bodies) are only read.
+/// Colours are separated by the runner's acquire/release counter of finished chunks.
 pub(crate) struct Shared<T> {
     ptr: *mut T,
     len: usize,
@@ -227,8 +235,9 @@ static CREW: Crew = Crew {
     panicked: AtomicBool::new(false),
 };
 
-/// Calls `job(false)` on this thread and `job(true)` on each of the pool's threads but one
-/// that is free to help (see the module docs), and returns when all of them have returned.
+/// Calls `job(false)` on this thread and `job(true)` on every helper that is awake or wakes
+/// in time (up to `threads − 1` of `pool`'s threads; see the module docs), and returns when
+/// all of them have returned.
 pub(crate) fn run(pool: &TaskPool, job: Job<'_>) {
     if CREW
         .claimed
@@ -368,6 +377,25 @@ mod tests {
                 "the helper ran the job once"
             );
         }
+    }
+
+    #[test]
+    fn helpers_leave_the_pool_soon_after_the_last_job() {
+        let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+        let pool = two_threads();
+        run(&pool, &|helper| {
+            if !helper {
+                wait_for(|| CREW.busy.load(Ordering::SeqCst) > 0);
+            }
+        });
+        let done = Instant::now();
+        wait_for(|| CREW.awake.load(Ordering::SeqCst) == 0);
+        // `IDLE` plus the time to notice it, with room for a loaded machine.
+        assert!(
+            CREW.awake.load(Ordering::SeqCst) == 0 && done.elapsed() < Duration::from_millis(500),
+            "the helper still holds its pool thread {:?} after the last job",
+            done.elapsed()
+        );
     }
 
     #[test]

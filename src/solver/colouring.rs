@@ -22,17 +22,18 @@
 //! scene and more than one compute thread, a stage is **one** job for the calling thread and
 //! `threads − 1` helpers on Bevy's compute task pool (kept awake between stages, see
 //! `crate::parallel`), however many colours there are: they claim chunks of blocks from one
-//! atomic cursor that runs through the colours in order, and a chunk of colour `c` starts only when every chunk before its colour has finished (a counter
-//! of finished chunks). Nobody waits for a *worker*, only for chunks someone has claimed and is
-//! running, so a helper that starts late (its thread was busy) finds less or nothing to do,
-//! and the stage never deadlocks. This is the shape of Box2D v3's solver stages (Catto,
+//! atomic cursor that runs through the colours in order, and a chunk of colour `c` starts
+//! only when every chunk before its colour has finished (a counter of finished chunks).
+//! Nobody waits for a *worker*, only for chunks someone has claimed and is running, so a
+//! helper that starts late (its thread was busy) finds less or nothing to do, and the stage
+//! never deadlocks. This is the shape of Box2D v3's solver stages (Catto,
 //! "Solver2D"; `solver.c`'s stage/block scheme), on Bevy's task pool.
 
 use std::ops::Range;
 
 use bevy::tasks::ComputeTaskPool;
 
-use crate::parallel::{parallel_chunks, run_chunks};
+use crate::parallel::{parallel_chunks, pool_with_helpers, run_chunks};
 
 /// Colours available before constraints overflow into the sequential group.
 const COLOURS: usize = 63;
@@ -154,7 +155,7 @@ impl Stages {
         if self.blocks() < PARALLEL_BLOCKS {
             return None;
         }
-        ComputeTaskPool::try_get().filter(|pool| pool.thread_num() > 1)
+        pool_with_helpers()
     }
 
     /// Cuts every colour into chunks for `threads` workers (about four per worker, at least

