@@ -4,12 +4,18 @@
 //! else; the joint component's copy is brought up to date once, when the step's state is
 //! stored.
 //!
-//! The solve is [`JointSolve::point`](super::JointSolve::point) followed by the joint's force
-//! bookkeeping and break test, operation for operation, so both paths give bit-identical
-//! results.
+//! Joints that share no body (those of one level of the list's order, see
+//! [`prepared`](super::prepared)) are solved four at a time, one per SIMD lane
+//! ([`lanes`](super::lanes)): the bodies and rows are read into lanes, and a pass costs about
+//! as much as one joint's. Joints of a chain, one per level, are solved one at a time.
+//!
+//! Either way the solve is [`JointSolve::point`](super::JointSolve::point) followed by the
+//! joint's force bookkeeping and break test, operation for operation, so every path gives
+//! bit-identical results.
 
-use bevy::math::{Mat3A, Vec3A};
+use bevy::math::{BVec4A, Mat3A, Quat, Vec3A, Vec4};
 
+use super::lanes::{Mat3x4, Quatx4, Vec3x4, gather_matrices, mat_mul};
 use super::{JointBase, Substep, XBody, point_inverse};
 use crate::math::{Scalar, Vector};
 
@@ -80,16 +86,48 @@ impl PointRow {
         }
     }
 
+    /// Whether the row's joint may be solved in a lane of [`solve_four`]: it takes this fast
+    /// path, between two bodies.
+    pub(crate) fn takes_lanes(&self) -> bool {
+        !self.general && self.records[0] != self.records[1]
+    }
+
+    /// The start of a substep: clears the multiplier, the force (unless the joint has broken)
+    /// and the block.
+    #[inline(always)]
+    fn clear(&mut self) {
+        self.lagrange = Vec3A::ZERO;
+        if !self.broken {
+            self.force = Vector::ZERO;
+        }
+        self.state = BlockState::Empty;
+    }
+
+    /// Builds the block from the bodies' poses now.
+    #[inline(always)]
+    fn build(&mut self, x1: &XBody, x2: &XBody, r1: Vec3A, r2: Vec3A, tilde: Scalar) {
+        (self.state, self.inverse) = match point_inverse(x1, x2, r1, r2, tilde) {
+            Some(inverse) => (BlockState::Built, inverse),
+            None => (BlockState::Singular, Mat3A::ZERO),
+        };
+    }
+
+    /// Adds one pass's force `df` and breaks the joint if its force now exceeds its break
+    /// force.
+    #[inline(always)]
+    fn book(&mut self, df: Vec3A) {
+        self.force += Vector::from(df);
+        if self.break_force < Scalar::INFINITY && self.force.length() > self.break_force {
+            self.broken = true;
+        }
+    }
+
     /// One pass; the first pass of a substep first clears the multiplier, the force (unless
     /// the joint has broken) and the block.
     #[inline(always)]
     pub(crate) fn solve(&mut self, records: &mut [XBody], step: Substep, first_pass: bool) {
         if first_pass {
-            self.lagrange = Vec3A::ZERO;
-            if !self.broken {
-                self.force = Vector::ZERO;
-            }
-            self.state = BlockState::Empty;
+            self.clear();
         }
         if self.broken {
             return;
@@ -103,10 +141,7 @@ impl PointRow {
         let delta = (x1.center() + r1) - (x2.center() + r2);
         let tilde = self.compliance * step.inv_h2;
         if self.state == BlockState::Empty {
-            (self.state, self.inverse) = match point_inverse(x1, x2, r1, r2, tilde) {
-                Some(inverse) => (BlockState::Built, inverse),
-                None => (BlockState::Singular, Mat3A::ZERO),
-            };
+            self.build(x1, x2, r1, r2, tilde);
         }
         if self.state != BlockState::Built {
             return;
@@ -120,9 +155,209 @@ impl PointRow {
         self.lagrange += p;
         x1.apply_position_impulse(p, r1);
         x2.apply_position_impulse(-p, r2);
-        self.force += Vector::from(Vec3A::ZERO - p * step.inv_h2);
-        if self.break_force < Scalar::INFINITY && self.force.length() > self.break_force {
-            self.broken = true;
+        self.book(Vec3A::ZERO - p * step.inv_h2);
+    }
+}
+
+/// One pass of the four rows at `at` in `rows`, whose joints share no body (they are of one
+/// level of the list's order, see [`prepared`](super::prepared)): one per SIMD lane
+/// ([`lanes`](super::lanes)), computing lane by lane exactly what [`PointRow::solve`]
+/// computes, or one after another when one of them has broken or its block is singular.
+#[inline(always)]
+pub(crate) fn solve_four(
+    rows: &mut [PointRow],
+    at: [u32; 4],
+    records: &mut [XBody],
+    step: Substep,
+    first_pass: bool,
+) {
+    let Ok(mut rows) = rows.get_disjoint_mut(at.map(|i| i as usize)) else {
+        return;
+    };
+    if first_pass {
+        for row in rows.iter_mut() {
+            row.clear();
+        }
+    }
+    let one_at_a_time = |rows: [&mut PointRow; 4], records: &mut [XBody]| {
+        for row in rows {
+            row.solve(records, step, false);
+        }
+    };
+    if rows
+        .iter()
+        .any(|row| row.broken || (!first_pass && row.state != BlockState::Built))
+    {
+        return one_at_a_time(rows, records);
+    }
+    let side = |k: usize| rows.each_ref().map(|row| &records[row.records[k] as usize]);
+    let (b1, b2) = (side(0), side(1));
+    let (c1, c2) = (Side::gather(b1), Side::gather(b2));
+    let arm = |k: usize| Vec3x4::gather(rows.each_ref().map(|row| row.arms[k]));
+    let (r1, r2) = (c1.rotation.rotate(arm(0)), c2.rotation.rotate(arm(1)));
+    let delta = c1.center().add(r1).sub(c2.center().add(r2));
+    let tilde = Vec4::from_array(rows.each_ref().map(|row| row.compliance * step.inv_h2));
+    let inverse = if first_pass {
+        // The blocks of the four rows, built side by side (`PointRow::build` lane by lane).
+        let (inverse, built) = point_inverse_four(&c1, &c2, r1, r2, tilde);
+        let columns = inverse.map(Vec3x4::lanes);
+        for (lane, row) in rows.iter_mut().enumerate() {
+            (row.state, row.inverse) = if built.test(lane) {
+                let [x, y, z] = columns.map(|column| column[lane]);
+                (BlockState::Built, Mat3A::from_cols(x, y, z))
+            } else {
+                (BlockState::Singular, Mat3A::ZERO)
+            };
+        }
+        if !built.all() {
+            return one_at_a_time(rows, records);
+        }
+        inverse
+    } else {
+        gather_matrices(rows.each_ref().map(|row| &row.inverse))
+    };
+    let lagrange = Vec3x4::gather(rows.each_ref().map(|row| row.lagrange));
+    let rhs = delta.select(tilde.cmpne(Vec4::ZERO), delta.add(lagrange.scale(tilde)));
+    let p = mat_mul(&inverse, rhs).neg();
+    let lagrange = lagrange.add(p);
+    let (moved1, moved2) = (c1.moved(p, r1), c2.moved(p.neg(), r2));
+    let df = Vec3x4::ZERO.sub(p.scale(Vec4::splat(step.inv_h2)));
+    let ends = rows.each_ref().map(|row| row.records);
+    for ((row, lagrange), df) in rows.into_iter().zip(lagrange.lanes()).zip(df.lanes()) {
+        row.lagrange = lagrange;
+        row.book(df);
+    }
+    let (moved1, moved2) = (moved1.lanes(), moved2.lanes());
+    for (lane, [i1, i2]) in ends.into_iter().enumerate() {
+        moved1[lane].store(&mut records[i1 as usize]);
+        moved2[lane].store(&mut records[i2 as usize]);
+    }
+}
+
+/// [`point_inverse`] of four joints, lane by lane, and which lanes' blocks are invertible.
+#[inline(always)]
+fn point_inverse_four(
+    s1: &Side,
+    s2: &Side,
+    r1: Vec3x4,
+    r2: Vec3x4,
+    tilde: Vec4,
+) -> (Mat3x4, BVec4A) {
+    let [m1, m2] = [s1.point_mass(r1), s2.point_mass(r2)];
+    let m: Mat3x4 = std::array::from_fn(|k| {
+        let mut diagonal = [Vec4::ZERO; 3];
+        diagonal[k] = tilde;
+        let [x, y, z] = diagonal;
+        m1[k].add(m2[k]).add(Vec3x4 { x, y, z })
+    });
+    let c = [m[1].cross(m[2]), m[2].cross(m[0]), m[0].cross(m[1])];
+    let det = m[0].dot(c[0]);
+    let scale = m[0].length() * m[1].length() * m[2].length();
+    let finite = det.cmplt(Vec4::INFINITY) & det.cmpgt(Vec4::NEG_INFINITY);
+    let built = !det.abs().cmple(scale * Scalar::EPSILON) & finite;
+    let inv = Vec4::ONE / det;
+    (c.map(|c| c.scale(inv)), built)
+}
+
+/// One side's bodies of four joints, in lanes.
+struct Side {
+    translation: Vec3x4,
+    start: Vec3x4,
+    rotation: Quatx4,
+    inverse_mass: Vec3x4,
+    inverse_inertia: Mat3x4,
+    dynamic: BVec4A,
+}
+
+impl Side {
+    #[inline(always)]
+    fn gather(b: [&XBody; 4]) -> Self {
+        Self {
+            translation: Vec3x4::gather(b.map(|b| b.translation)),
+            start: Vec3x4::gather(b.map(|b| b.start)),
+            rotation: Quatx4::gather(b.map(|b| b.rotation)),
+            inverse_mass: Vec3x4::gather(b.map(|b| b.inverse_mass)),
+            inverse_inertia: gather_matrices(b.map(|b| &b.inverse_inertia)),
+            dynamic: BVec4A::new(b[0].dynamic, b[1].dynamic, b[2].dynamic, b[3].dynamic),
+        }
+    }
+
+    /// `point_mass` of the four bodies pushed at offsets `r`, lane by lane: `w I − [r]× I⁻¹
+    /// [r]×`, zero for bodies that cannot move.
+    #[inline(always)]
+    fn point_mass(&self, r: Vec3x4) -> Mat3x4 {
+        let a = &self.inverse_inertia;
+        let [u0, u1, u2] = [r.cross(a[0]), r.cross(a[1]), r.cross(a[2])];
+        let w = self.inverse_mass;
+        let zero = Vec4::ZERO;
+        let columns = [
+            u2.scale(r.y).sub(u1.scale(r.z)).add(Vec3x4 {
+                x: w.x,
+                y: zero,
+                z: zero,
+            }),
+            u0.scale(r.z).sub(u2.scale(r.x)).add(Vec3x4 {
+                x: zero,
+                y: w.y,
+                z: zero,
+            }),
+            u1.scale(r.x).sub(u0.scale(r.y)).add(Vec3x4 {
+                x: zero,
+                y: zero,
+                z: w.z,
+            }),
+        ];
+        let fixed = Vec3x4 {
+            x: zero,
+            y: zero,
+            z: zero,
+        };
+        columns.map(|column| fixed.select(self.dynamic, column))
+    }
+
+    #[inline(always)]
+    fn center(&self) -> Vec3x4 {
+        self.start.add(self.translation)
+    }
+
+    /// The poses after the position impulse `p` at offset `r`
+    /// ([`XBody::apply_position_impulse`] lane by lane).
+    #[inline(always)]
+    fn moved(&self, p: Vec3x4, r: Vec3x4) -> Moved {
+        Moved {
+            translation: self.translation.add(self.inverse_mass.mul(p)),
+            rotation: self
+                .rotation
+                .nudge(mat_mul(&self.inverse_inertia, r.cross(p))),
+        }
+    }
+}
+
+/// One side's moved poses.
+struct Moved {
+    translation: Vec3x4,
+    rotation: Quatx4,
+}
+
+impl Moved {
+    /// The pose of each lane.
+    #[inline(always)]
+    fn lanes(&self) -> [Pose; 4] {
+        let (t, q) = (self.translation.lanes(), self.rotation.lanes());
+        std::array::from_fn(|i| Pose(t[i], q[i]))
+    }
+}
+
+/// A moved pose: the translation and rotation of an [`XBody`].
+#[derive(Clone, Copy)]
+struct Pose(Vec3A, Quat);
+
+impl Pose {
+    /// Writes the pose into `body`, unless the body cannot move.
+    #[inline(always)]
+    fn store(self, body: &mut XBody) {
+        if body.dynamic {
+            (body.translation, body.rotation) = (self.0, self.1);
         }
     }
 }

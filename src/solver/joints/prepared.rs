@@ -10,7 +10,7 @@ use bevy::ecs::entity::EntityHashSet;
 use bevy::math::Vec3A;
 use bevy::prelude::*;
 
-use super::point::PointRow;
+use super::point::{PointRow, solve_four};
 use super::{
     DistanceJoint, FixedJoint, Joint, JointBody, JointCache, PrismaticJoint, RevoluteJoint,
     SphericalJoint, Substep, XBody,
@@ -110,6 +110,9 @@ pub(crate) struct JointList<J> {
     rows: Vec<PointRow>,
     /// The order the passes visit the entries in (see [`JointList::schedule`]).
     order: Vec<u32>,
+    /// The passes' program: [`order`](Self::order), with plain spherical joints of one
+    /// level grouped by four.
+    visits: Vec<Visit>,
     /// Scratch for [`JointList::schedule`]: each entry's level, then each level's start.
     levels: Vec<u32>,
     /// Joints warned about missing or repeated entities.
@@ -124,6 +127,7 @@ impl<J> Default for JointList<J> {
             entries: Vec::new(),
             rows: Vec::new(),
             order: Vec::new(),
+            visits: Vec::new(),
             levels: Vec::new(),
             warned: EntityHashSet::default(),
             by_index: Vec::new(),
@@ -183,23 +187,23 @@ impl<J: XpbdJoint> JointList<J> {
         step: Substep,
         first_pass: bool,
     ) {
-        if self.rows.is_empty() {
-            for &i in &self.order {
-                self.entries[i as usize].solve(records, bodies, step, first_pass);
-            }
-            return;
-        }
-        for &i in &self.order {
-            let row = &mut self.rows[i as usize];
-            if row.general {
-                self.entries[i as usize].solve(records, bodies, step, first_pass);
-            } else {
-                row.solve(records, step, first_pass);
+        for &visit in &self.visits {
+            match visit {
+                Visit::One(i) => {
+                    let i = i as usize;
+                    match self.rows.get_mut(i) {
+                        Some(row) if !row.general => row.solve(records, step, first_pass),
+                        _ => self.entries[i].solve(records, bodies, step, first_pass),
+                    }
+                }
+                Visit::Four(at) => solve_four(&mut self.rows, at, records, step, first_pass),
             }
         }
     }
 
-    /// Orders the passes' visits (see [`level_order`]).
+    /// Orders the passes' visits (see [`level_order`]) and groups the plain spherical joints
+    /// of each level by four: joints of one level share no body, so four of them can be solved
+    /// side by side.
     fn schedule(&mut self, body_levels: &mut Vec<u32>, records: usize) {
         level_order(
             self.entries.iter().map(|entry| entry.records),
@@ -208,7 +212,36 @@ impl<J: XpbdJoint> JointList<J> {
             &mut self.levels,
             &mut self.order,
         );
+        self.visits.clear();
+        let mut four = Vec::with_capacity(4);
+        let mut level = None;
+        for &i in &self.order {
+            // `levels` still holds each entry's level.
+            if level != Some(self.levels[i as usize]) {
+                level = Some(self.levels[i as usize]);
+                self.visits.extend(four.drain(..).map(Visit::One));
+            }
+            if !self.rows.get(i as usize).is_some_and(PointRow::takes_lanes) {
+                self.visits.push(Visit::One(i));
+                continue;
+            }
+            four.push(i);
+            if let Ok(at) = <[u32; 4]>::try_from(four.as_slice()) {
+                self.visits.push(Visit::Four(at));
+                four.clear();
+            }
+        }
+        self.visits.extend(four.drain(..).map(Visit::One));
     }
+}
+
+/// One step of a pass over a [`JointList`].
+#[derive(Clone, Copy, Debug)]
+enum Visit {
+    /// The entry at this index.
+    One(u32),
+    /// Four plain spherical joints that share no body ([`solve_four`]).
+    Four([u32; 4]),
 }
 
 /// Orders the joints joining the given pairs of bodies (numbered below `bodies`) so that
