@@ -1,7 +1,7 @@
-//! Four-lane arithmetic for the wide contact solver: a lane is one contact manifold, and a
-//! [`Vec3x4`] holds one 3D vector per lane (structure of arrays), so that every operation
-//! works on four manifolds at once (Catto, "SIMD Matters", 2024; Box2D v3's wide contact
-//! solver).
+//! Four-lane arithmetic for the wide contact solver and the four-joint solve: a lane is one
+//! contact manifold or one joint, and a [`Vec3x4`] holds one 3D vector per lane (structure of
+//! arrays), so that every operation works on four at once (Catto, "SIMD Matters", 2024;
+//! Box2D v3's wide contact solver).
 //!
 //! The lanes are glam's [`Vec4`], which is one SSE2 register on x86-64 (NEON on AArch64; a
 //! plain array elsewhere): no extra dependency, stable Rust, and no `unsafe` here. Every
@@ -35,6 +35,23 @@ impl Vec3x4 {
     #[inline(always)]
     pub fn dot(self, rhs: Self) -> F4 {
         (self.x * rhs.x) + (self.y * rhs.y) + (self.z * rhs.z)
+    }
+
+    /// `√(self · self)`, as `Vec3::length`.
+    #[inline(always)]
+    pub fn length(self) -> F4 {
+        let d = self.dot(self);
+        F4::new(d.x.sqrt(), d.y.sqrt(), d.z.sqrt(), d.w.sqrt())
+    }
+
+    /// Lane by lane, `a` where `mask` is set and `b` elsewhere.
+    #[inline(always)]
+    pub fn select(mask: BVec4A, a: Self, b: Self) -> Self {
+        Self {
+            x: select(mask, a.x, b.x),
+            y: select(mask, a.y, b.y),
+            z: select(mask, a.z, b.z),
+        }
     }
 
     /// `self × rhs`, as `Vec3::cross`.
@@ -91,6 +108,18 @@ impl std::ops::Mul for Vec3x4 {
             x: self.x * rhs.x,
             y: self.y * rhs.y,
             z: self.z * rhs.z,
+        }
+    }
+}
+
+impl std::ops::Neg for Vec3x4 {
+    type Output = Self;
+    #[inline(always)]
+    fn neg(self) -> Self {
+        Self {
+            x: -self.x,
+            y: -self.y,
+            z: -self.z,
         }
     }
 }

@@ -15,9 +15,10 @@
 
 use bevy::math::{BVec4A, Mat3A, Quat, Vec3A, Vec4};
 
-use super::lanes::{Mat3x4, Quatx4, Vec3x4, gather_matrices, mat_mul};
+use super::lanes::{Mat3x4, Quatx4, gather, gather_matrices, lanes, mat_mul};
 use super::{JointBase, Substep, XBody, point_inverse};
 use crate::math::{Scalar, Vector};
+use crate::solver::wide::Vec3x4;
 
 /// Where the row's `(K + α̃ I)⁻¹` stands this substep.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -193,14 +194,14 @@ pub(crate) fn solve_four(
     let side = |k: usize| rows.each_ref().map(|row| &records[row.records[k] as usize]);
     let (b1, b2) = (side(0), side(1));
     let (c1, c2) = (Side::gather(b1), Side::gather(b2));
-    let arm = |k: usize| Vec3x4::gather(rows.each_ref().map(|row| row.arms[k]));
+    let arm = |k: usize| gather(rows.each_ref().map(|row| row.arms[k]));
     let (r1, r2) = (c1.rotation.rotate(arm(0)), c2.rotation.rotate(arm(1)));
-    let delta = c1.center().add(r1).sub(c2.center().add(r2));
+    let delta = (c1.center() + r1) - (c2.center() + r2);
     let tilde = Vec4::from_array(rows.each_ref().map(|row| row.compliance * step.inv_h2));
     let inverse = if first_pass {
         // The blocks of the four rows, built side by side (`PointRow::build` lane by lane).
         let (inverse, built) = point_inverse_four(&c1, &c2, r1, r2, tilde);
-        let columns = inverse.map(Vec3x4::lanes);
+        let columns = inverse.map(lanes);
         for (lane, row) in rows.iter_mut().enumerate() {
             (row.state, row.inverse) = if built.test(lane) {
                 let [x, y, z] = columns.map(|column| column[lane]);
@@ -216,14 +217,18 @@ pub(crate) fn solve_four(
     } else {
         gather_matrices(rows.each_ref().map(|row| &row.inverse))
     };
-    let lagrange = Vec3x4::gather(rows.each_ref().map(|row| row.lagrange));
-    let rhs = delta.select(tilde.cmpne(Vec4::ZERO), delta.add(lagrange.scale(tilde)));
-    let p = mat_mul(&inverse, rhs).neg();
-    let lagrange = lagrange.add(p);
-    let (moved1, moved2) = (c1.moved(p, r1), c2.moved(p.neg(), r2));
-    let df = Vec3x4::ZERO.sub(p.scale(Vec4::splat(step.inv_h2)));
+    let lagrange = gather(rows.each_ref().map(|row| row.lagrange));
+    let rhs = Vec3x4::select(
+        tilde.cmpeq(Vec4::ZERO),
+        delta,
+        delta + lagrange.scale(tilde),
+    );
+    let p = -mat_mul(&inverse, rhs);
+    let lagrange = lagrange + p;
+    let (moved1, moved2) = (c1.moved(p, r1), c2.moved(-p, r2));
+    let df = Vec3x4::default() - p.scale(Vec4::splat(step.inv_h2));
     let ends = rows.each_ref().map(|row| row.records);
-    for ((row, lagrange), df) in rows.into_iter().zip(lagrange.lanes()).zip(df.lanes()) {
+    for ((row, lagrange), df) in rows.into_iter().zip(lanes(lagrange)).zip(lanes(df)) {
         row.lagrange = lagrange;
         row.book(df);
     }
@@ -244,12 +249,7 @@ fn point_inverse_four(
     tilde: Vec4,
 ) -> (Mat3x4, BVec4A) {
     let [m1, m2] = [s1.point_mass(r1), s2.point_mass(r2)];
-    let m: Mat3x4 = std::array::from_fn(|k| {
-        let mut diagonal = [Vec4::ZERO; 3];
-        diagonal[k] = tilde;
-        let [x, y, z] = diagonal;
-        m1[k].add(m2[k]).add(Vec3x4 { x, y, z })
-    });
+    let m: Mat3x4 = std::array::from_fn(|k| m1[k] + m2[k] + diagonal(k, tilde));
     let c = [m[1].cross(m[2]), m[2].cross(m[0]), m[0].cross(m[1])];
     let det = m[0].dot(c[0]);
     let scale = m[0].length() * m[1].length() * m[2].length();
@@ -257,6 +257,16 @@ fn point_inverse_four(
     let built = !det.abs().cmple(scale * Scalar::EPSILON) & finite;
     let inv = Vec4::ONE / det;
     (c.map(|c| c.scale(inv)), built)
+}
+
+/// Column `k` of a diagonal matrix whose diagonal is `value`: `value` in component `k`, zeros
+/// elsewhere (added as the scalar path adds `Vec3A::new(w, 0.0, 0.0)` and the like).
+#[inline(always)]
+fn diagonal(k: usize, value: Vec4) -> Vec3x4 {
+    let mut column = [Vec4::ZERO; 3];
+    column[k] = value;
+    let [x, y, z] = column;
+    Vec3x4 { x, y, z }
 }
 
 /// One side's bodies of four joints, in lanes.
@@ -273,10 +283,10 @@ impl Side {
     #[inline(always)]
     fn gather(b: [&XBody; 4]) -> Self {
         Self {
-            translation: Vec3x4::gather(b.map(|b| b.translation)),
-            start: Vec3x4::gather(b.map(|b| b.start)),
+            translation: gather(b.map(|b| b.translation)),
+            start: gather(b.map(|b| b.start)),
             rotation: Quatx4::gather(b.map(|b| b.rotation)),
-            inverse_mass: Vec3x4::gather(b.map(|b| b.inverse_mass)),
+            inverse_mass: gather(b.map(|b| b.inverse_mass)),
             inverse_inertia: gather_matrices(b.map(|b| &b.inverse_inertia)),
             dynamic: BVec4A::new(b[0].dynamic, b[1].dynamic, b[2].dynamic, b[3].dynamic),
         }
@@ -289,35 +299,17 @@ impl Side {
         let a = &self.inverse_inertia;
         let [u0, u1, u2] = [r.cross(a[0]), r.cross(a[1]), r.cross(a[2])];
         let w = self.inverse_mass;
-        let zero = Vec4::ZERO;
         let columns = [
-            u2.scale(r.y).sub(u1.scale(r.z)).add(Vec3x4 {
-                x: w.x,
-                y: zero,
-                z: zero,
-            }),
-            u0.scale(r.z).sub(u2.scale(r.x)).add(Vec3x4 {
-                x: zero,
-                y: w.y,
-                z: zero,
-            }),
-            u1.scale(r.x).sub(u0.scale(r.y)).add(Vec3x4 {
-                x: zero,
-                y: zero,
-                z: w.z,
-            }),
+            u2.scale(r.y) - u1.scale(r.z) + diagonal(0, w.x),
+            u0.scale(r.z) - u2.scale(r.x) + diagonal(1, w.y),
+            u1.scale(r.x) - u0.scale(r.y) + diagonal(2, w.z),
         ];
-        let fixed = Vec3x4 {
-            x: zero,
-            y: zero,
-            z: zero,
-        };
-        columns.map(|column| fixed.select(self.dynamic, column))
+        columns.map(|column| Vec3x4::select(self.dynamic, column, Vec3x4::default()))
     }
 
     #[inline(always)]
     fn center(&self) -> Vec3x4 {
-        self.start.add(self.translation)
+        self.start + self.translation
     }
 
     /// The poses after the position impulse `p` at offset `r`
@@ -325,7 +317,7 @@ impl Side {
     #[inline(always)]
     fn moved(&self, p: Vec3x4, r: Vec3x4) -> Moved {
         Moved {
-            translation: self.translation.add(self.inverse_mass.mul(p)),
+            translation: self.translation + self.inverse_mass * p,
             rotation: self
                 .rotation
                 .nudge(mat_mul(&self.inverse_inertia, r.cross(p))),
@@ -343,7 +335,7 @@ impl Moved {
     /// The pose of each lane.
     #[inline(always)]
     fn lanes(&self) -> [Pose; 4] {
-        let (t, q) = (self.translation.lanes(), self.rotation.lanes());
+        let (t, q) = (lanes(self.translation), self.rotation.lanes());
         std::array::from_fn(|i| Pose(t[i], q[i]))
     }
 }
