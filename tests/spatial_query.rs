@@ -547,6 +547,33 @@ fn queries_after_a_step_see_the_poses_it_produced() {
 }
 
 #[test]
+fn queries_after_a_step_see_a_body_that_left_its_broad_phase_box() {
+    // A ball at rest is joined to a static anchor 1.5 m away: the joint pulls it most of the
+    // way in the first step, far outside the box the broad phase gave it (its pose at the
+    // step's start, enlarged by the speculative margin and a zero motion). The tree must
+    // follow it there, boxes above its leaf included, or a ray at its new place misses it.
+    // Three more colliders give the tree inner nodes; the one at x = 3 shares the ball's.
+    let mut app = app();
+    for x in [3.0, 20.0, 22.0] {
+        fixed(
+            &mut app,
+            Collider::sphere(0.5),
+            Transform::from_xyz(x, 0.0, 0.0),
+        );
+    }
+    let anchor = spawn(&mut app, (RigidBody::Static, Transform::default()));
+    let ball = floating_ball(&mut app, Vec3::new(1.5, 0.0, 0.0));
+    spawn(&mut app, SphericalJoint::new(anchor, ball));
+    step(&mut app, 1);
+    let x = position(&app, ball).x;
+    assert!(x < 0.5, "the joint moved the ball only to x = {x}");
+    let hit = ray_down_at(&mut app, x).expect("the moved ball is not hit");
+    assert_eq!(hit.entity, ball);
+    assert!((hit.distance - 9.5).abs() < 1e-3, "{}", hit.distance);
+    assert!(ray_down_at(&mut app, 1.5).is_none(), "hit at its old place");
+}
+
+#[test]
 fn queries_work_before_the_first_physics_step() {
     // Real time, not manual: the first updates run no physics step.
     let mut app = App::new();

@@ -152,15 +152,16 @@ impl BroadPhase {
         self.refit();
     }
 
-    /// Moves the proxy at `index` to the world pose `pose` (its leaf AABB follows; call
-    /// [`Self::refit`] after the last move).
+    /// Moves the proxy at `index` to the world pose `pose`. Its leaf follows, and the boxes
+    /// above it grow until one already holds it: the tree stays valid without a refit of all
+    /// its nodes, only looser where bodies moved out of their boxes, until the next step's
+    /// broad phase refits it.
     pub(crate) fn move_proxy(&mut self, index: usize, pose: Pose, margin: Scalar) {
         let proxy = &mut self.proxies[index];
         proxy.pose = pose;
         proxy.aabb = proxy.shape.compute_aabb(&pose).loosened(margin);
         if proxy.aabb.mins.is_finite() && proxy.aabb.maxs.is_finite() {
-            self.bvh
-                .insert_or_update_partially(proxy.aabb, proxy.entity.index_u32(), 0.0);
+            self.bvh.insert(proxy.aabb, proxy.entity.index_u32());
         }
     }
 

@@ -125,7 +125,6 @@ pub(crate) fn follow_moved_bodies(
     // The step's broad phase collected every collider spawned before it.
     stale.0 = false;
     let margin = config.speculative_distance();
-    let mut moved = false;
     for index in 0..broad.proxies.len() {
         let proxy = &broad.proxies[index];
         if !matches!(proxy.kind, ProxyKind::Dynamic | ProxyKind::Kinematic) {
@@ -136,10 +135,6 @@ pub(crate) fn follow_moved_bodies(
         };
         let world = pose(position.0, rotation.0) * proxy.local;
         broad.move_proxy(index, world, margin);
-        moved = true;
-    }
-    if moved {
-        broad.refit();
     }
 }
 
