@@ -36,17 +36,22 @@
 //!   components are copied into a dense list, with their bodies' solver slots (resolved once,
 //!   bringing static and sleeping partners into the step) and each anchor relative to its
 //!   body's centre of mass. A fixed or prismatic joint's relative rotation and a distance
-//!   joint's rest length are taken here on its first step. Each list is put in *level order*:
-//!   a joint's level is one more than the highest level of the earlier joints it shares a body
-//!   with, and the passes visit the joints level by level. Every joint then meets its bodies
-//!   after exactly the same joints as in list order, so the result is bit for bit that of list
-//!   order (a chain keeps its order entirely), but consecutive joints are independent and the
-//!   processor works on several at once.
+//!   joint's rest length are taken here on its first step. The substep's passes over all
+//!   lists, pass after pass in a fixed type order (fixed, prismatic, revolute, spherical,
+//!   distance), are then put in *level order*: a joint pass's level is one more than the
+//!   highest level of the earlier joint passes it shares a body with, and the substep runs
+//!   them level by level. Every body then meets its joints in exactly the order of the
+//!   passes one after another, so the result is theirs bit for bit, but consecutive joint
+//!   passes are independent and the processor works on several at once. Passes overlap: in
+//!   a chain, the second pass starts on the first link as soon as the first pass has moved
+//!   past the second, so four passes run side by side down the chain. The order depends only
+//!   on which bodies each joint joins, and is kept from step to step while those stay the
+//!   same.
 //! - **Every substep** ([`SubstepSolverSet::SolveXpbdConstraints`]), the bodies the joints act
 //!   on are gathered into compact 128-byte records (centre of mass, rotation, inverse mass and
 //!   world inverse inertia at the substep's rotation, exact `s I` for isotropic bodies), the
-//!   passes run over the lists in a fixed type order (fixed, prismatic, revolute, spherical,
-//!   distance), and the moved poses are written back for the user constraints and the
+//!   joint passes run in that order, and the moved poses are written back for the user
+//!   constraints and the
 //!   velocity projection. The first pass of a substep clears the multipliers and builds each
 //!   joint's 3×3 blocks, `(K + α̃ I)⁻¹` of its point constraint and of a fixed or prismatic
 //!   joint's orientation, from the arms of that moment; the other passes reuse them, while the
@@ -58,11 +63,12 @@
 //!   blocks kept, 5.7 cm with them rebuilt (mean 0.33 cm either way).
 //! - A **spherical joint without limits or damping**, the joint of chains, ropes and grids,
 //!   takes a fast path: everything its passes read and write sits in one 128-byte row, so a
-//!   pass touches that row and two body records and nothing else. Such joints of one level
-//!   share no body, so they are solved four at a time, one per SIMD lane, blocks included
-//!   (a 40 × 40 grid has 702 groups of four among its 3,120 joints; a chain has none). Every
-//!   lane computes exactly what the general path computes (tests hold both the one-joint and
-//!   the four-joint solve to the general path's bits).
+//!   pass touches that row and two body records and nothing else. Such joint passes of one
+//!   level share no body, so they are solved four at a time, one per SIMD lane, blocks
+//!   included: on the 40 × 40 grid 12,248 of the 12,480 joint passes of a substep go in
+//!   groups of four, in a 100-link chain 376 of 400. Every lane computes exactly what the
+//!   general path computes (tests hold both the one-joint and the four-joint solve to the
+//!   general path's bits).
 //! - **After the substeps** ([`SolverSet::Writeback`](crate::SolverSet)), what the solver
 //!   changed (force, torque, broken state, readouts such as [`RevoluteJoint::angle`],
 //!   multipliers, the relative pose or rest length taken on the first step) is copied back into

@@ -4,10 +4,10 @@
 //! else; the joint component's copy is brought up to date once, when the step's state is
 //! stored.
 //!
-//! Joints that share no body (those of one level of the list's order, see
+//! Joint passes that share no body (those of one level of the passes' order, see
 //! [`prepared`](super::prepared)) are solved four at a time, one per SIMD lane
-//! ([`lanes`](super::lanes)): the bodies and rows are read into lanes, and a pass costs about
-//! as much as one joint's. Joints of a chain, one per level, are solved one at a time.
+//! ([`lanes`](super::lanes)): the bodies and rows are read into lanes, each lane in its own
+//! pass of the substep.
 //!
 //! Either way the solve is [`JointSolve::point`](super::JointSolve::point) followed by the
 //! joint's force bookkeeping and break test, operation for operation, so every path gives
@@ -160,8 +160,9 @@ impl PointRow {
     }
 }
 
-/// One pass of the four rows at `at` in `rows`, whose joints share no body (they are of one
-/// level of the list's order, see [`prepared`](super::prepared)): one per SIMD lane
+/// One pass of the four rows at `at` in `rows`, the first of its substep for the lanes set in
+/// `first_pass`, whose joints share no body (they are of one level of the passes' order, see
+/// [`prepared`](super::prepared)): one per SIMD lane
 /// ([`lanes`](super::lanes)), computing lane by lane exactly what [`PointRow::solve`]
 /// computes, or one after another when one of them has broken or its block is singular.
 #[inline(always)]
@@ -170,13 +171,13 @@ pub(crate) fn solve_four(
     at: [u32; 4],
     records: &mut [XBody],
     step: Substep,
-    first_pass: bool,
+    first_pass: [bool; 4],
 ) {
     let Ok(mut rows) = rows.get_disjoint_mut(at.map(|i| i as usize)) else {
         return;
     };
-    if first_pass {
-        for row in rows.iter_mut() {
+    for (row, first) in rows.iter_mut().zip(first_pass) {
+        if first {
             row.clear();
         }
     }
@@ -187,7 +188,8 @@ pub(crate) fn solve_four(
     };
     if rows
         .iter()
-        .any(|row| row.broken || (!first_pass && row.state != BlockState::Built))
+        .zip(first_pass)
+        .any(|(row, first)| row.broken || (!first && row.state != BlockState::Built))
     {
         return one_at_a_time(rows, records);
     }
@@ -198,25 +200,26 @@ pub(crate) fn solve_four(
     let (r1, r2) = (c1.rotation.rotate(arm(0)), c2.rotation.rotate(arm(1)));
     let delta = (c1.center() + r1) - (c2.center() + r2);
     let tilde = Vec4::from_array(rows.each_ref().map(|row| row.compliance * step.inv_h2));
-    let inverse = if first_pass {
-        // The blocks of the four rows, built side by side (`PointRow::build` lane by lane).
+    if first_pass.contains(&true) {
+        // The blocks of the rows in their substep's first pass, built side by side
+        // (`PointRow::build` lane by lane).
         let (inverse, built) = point_inverse_four(&c1, &c2, r1, r2, tilde);
         let columns = inverse.map(lanes);
         for (lane, row) in rows.iter_mut().enumerate() {
-            (row.state, row.inverse) = if built.test(lane) {
-                let [x, y, z] = columns.map(|column| column[lane]);
-                (BlockState::Built, Mat3A::from_cols(x, y, z))
-            } else {
-                (BlockState::Singular, Mat3A::ZERO)
-            };
+            if first_pass[lane] {
+                (row.state, row.inverse) = if built.test(lane) {
+                    let [x, y, z] = columns.map(|column| column[lane]);
+                    (BlockState::Built, Mat3A::from_cols(x, y, z))
+                } else {
+                    (BlockState::Singular, Mat3A::ZERO)
+                };
+            }
         }
-        if !built.all() {
+        if rows.iter().any(|row| row.state != BlockState::Built) {
             return one_at_a_time(rows, records);
         }
-        inverse
-    } else {
-        gather_matrices(rows.each_ref().map(|row| &row.inverse))
-    };
+    }
+    let inverse = gather_matrices(rows.each_ref().map(|row| &row.inverse));
     let lagrange = gather(rows.each_ref().map(|row| row.lagrange));
     let rhs = Vec3x4::select(
         tilde.cmpeq(Vec4::ZERO),

@@ -2,9 +2,10 @@
 //!
 //! Once per step, [`prepare_joints`] copies every joint of a type into a dense list with its
 //! bodies' solver slots and their places in the compact body array; every substep,
-//! [`solve_joints`] gathers the compact body records, solves the lists without touching the
-//! ECS, and writes the moved poses back; after the substeps, [`store_joints`] copies what the
-//! solver changed back into the components.
+//! [`solve_joints`] gathers the compact body records, runs the passes over the lists in the
+//! order [`XpbdJoints::schedule`] gives them without touching the ECS, and writes the moved
+//! poses back; after the substeps, [`store_joints`] copies what the solver changed back into
+//! the components.
 
 use bevy::ecs::entity::EntityHashSet;
 use bevy::math::Vec3A;
@@ -108,13 +109,6 @@ pub(crate) struct JointList<J> {
     /// For types with [`XpbdJoint::POINT_ROWS`], one per entry: its fast-path state, or a
     /// placeholder sending it down the general path.
     rows: Vec<PointRow>,
-    /// The order the passes visit the entries in (see [`JointList::schedule`]).
-    order: Vec<u32>,
-    /// The passes' program: [`order`](Self::order), with plain spherical joints of one
-    /// level grouped by four.
-    visits: Vec<Visit>,
-    /// Scratch for [`JointList::schedule`]: each entry's level, then each level's start.
-    levels: Vec<u32>,
     /// Joints warned about missing or repeated entities.
     warned: EntityHashSet,
     /// Scratch: the joint entities by index, when the query does not yield them so.
@@ -126,9 +120,6 @@ impl<J> Default for JointList<J> {
         Self {
             entries: Vec::new(),
             rows: Vec::new(),
-            order: Vec::new(),
-            visits: Vec::new(),
-            levels: Vec::new(),
             warned: EntityHashSet::default(),
             by_index: Vec::new(),
         }
@@ -177,71 +168,61 @@ impl<J: XpbdJoint> JointList<J> {
         self.entries.push(entry);
     }
 
-    /// One Gauss–Seidel pass over the list; the first pass of a substep first clears each
-    /// joint's multipliers and cache.
-    #[inline(never)]
-    fn solve(
+    /// One pass of the joint at `entry`; the first pass of a substep first clears its
+    /// multipliers and cache.
+    #[inline(always)]
+    fn solve_one(
         &mut self,
+        entry: usize,
         records: &mut [XBody],
         bodies: &mut [RigidBodyQueryItem],
         step: Substep,
         first_pass: bool,
     ) {
-        for &visit in &self.visits {
-            match visit {
-                Visit::One(i) => {
-                    let i = i as usize;
-                    match self.rows.get_mut(i) {
-                        Some(row) if !row.general => row.solve(records, step, first_pass),
-                        _ => self.entries[i].solve(records, bodies, step, first_pass),
-                    }
-                }
-                Visit::Four(at) => solve_four(&mut self.rows, at, records, step, first_pass),
-            }
+        match self.rows.get_mut(entry) {
+            Some(row) if !row.general => row.solve(records, step, first_pass),
+            _ => self.entries[entry].solve(records, bodies, step, first_pass),
         }
     }
 
-    /// Orders the passes' visits (see [`level_order`]) and groups the plain spherical joints
-    /// of each level by four: joints of one level share no body, so four of them can be solved
-    /// side by side.
-    fn schedule(&mut self, body_levels: &mut Vec<u32>, records: usize) {
-        level_order(
-            self.entries.iter().map(|entry| entry.records),
-            records,
-            body_levels,
-            &mut self.levels,
-            &mut self.order,
-        );
-        self.visits.clear();
-        let mut four = Vec::with_capacity(4);
-        let mut level = None;
-        for &i in &self.order {
-            // `levels` still holds each entry's level.
-            if level != Some(self.levels[i as usize]) {
-                level = Some(self.levels[i as usize]);
-                self.visits.extend(four.drain(..).map(Visit::One));
-            }
-            if !self.rows.get(i as usize).is_some_and(PointRow::takes_lanes) {
-                self.visits.push(Visit::One(i));
-                continue;
-            }
-            four.push(i);
-            if let Ok(at) = <[u32; 4]>::try_from(four.as_slice()) {
-                self.visits.push(Visit::Four(at));
-                four.clear();
-            }
-        }
-        self.visits.extend(four.drain(..).map(Visit::One));
+    /// Whether the joint at `entry` may be solved in a lane of [`solve_four`].
+    fn takes_lanes(&self, entry: usize) -> bool {
+        self.rows.get(entry).is_some_and(PointRow::takes_lanes)
     }
 }
 
-/// One step of a pass over a [`JointList`].
+/// The joint lists in the order a pass visits them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+enum ListId {
+    Fixed,
+    Prismatic,
+    Revolute,
+    Spherical,
+    Distance,
+}
+
+impl ListId {
+    const ALL: [Self; 5] = [
+        Self::Fixed,
+        Self::Prismatic,
+        Self::Revolute,
+        Self::Spherical,
+        Self::Distance,
+    ];
+}
+
+/// One step of a substep's joint passes (see [`XpbdJoints::schedule`]).
 #[derive(Clone, Copy, Debug)]
-enum Visit {
-    /// The entry at this index.
-    One(u32),
-    /// Four plain spherical joints that share no body ([`solve_four`]).
-    Four([u32; 4]),
+enum Op {
+    /// One pass of one joint, the substep's first if `first`.
+    One {
+        list: ListId,
+        entry: u32,
+        first: bool,
+    },
+    /// One pass of four plain spherical joints that share no body, in lanes ([`solve_four`]).
+    Four { entries: [u32; 4], first: [bool; 4] },
 }
 
 /// Orders the joints joining the given pairs of bodies (numbered below `bodies`) so that
@@ -384,8 +365,21 @@ impl Records {
 #[derive(Resource, Default)]
 pub(crate) struct XpbdJoints {
     records: Records,
-    /// Scratch for [`JointList::schedule`].
+    /// A substep's passes over every list, in level order (see [`XpbdJoints::schedule`]).
+    program: Vec<Op>,
+    /// The number of passes `program` was checked for this step, or `None` if the lists were
+    /// prepared since.
+    program_passes: Option<u32>,
+    /// What `program` was made from (see [`XpbdJoints::schedule`]), and for how many passes.
+    scheduled: Vec<(u32, u32, bool)>,
+    scheduled_passes: u32,
+    /// Scratch: this step's `scheduled`.
+    key: Vec<(u32, u32, bool)>,
+    /// Scratch for [`XpbdJoints::schedule`].
     body_levels: Vec<u32>,
+    levels: Vec<u32>,
+    order: Vec<u32>,
+    four: Vec<(u32, bool)>,
     pub(super) fixed: JointList<FixedJoint>,
     pub(super) prismatic: JointList<PrismaticJoint>,
     pub(super) revolute: JointList<RevoluteJoint>,
@@ -396,6 +390,7 @@ pub(crate) struct XpbdJoints {
 /// Starts a step's joint preparation (before the [`prepare_joints`] of every type).
 pub(crate) fn begin_prepare(mut joints: ResMut<XpbdJoints>) {
     joints.records.clear();
+    joints.program_passes = None;
 }
 
 /// Resolves the bodies of every joint of type `J` to solver slots and copies the joints into
@@ -439,9 +434,6 @@ pub(crate) fn prepare_joints<J: XpbdJoint>(
         }
         list.by_index = order;
     }
-    let mut body_levels = std::mem::take(&mut joints.body_levels);
-    J::list(&mut joints).schedule(&mut body_levels, records.slots.len());
-    joints.body_levels = body_levels;
     joints.records = records;
 }
 
@@ -457,19 +449,161 @@ pub(crate) fn solve_joints(
     if joints.records.slots.is_empty() {
         return;
     }
+    let passes = iterations.0.max(1);
+    if joints.program_passes != Some(passes) {
+        joints.schedule(passes);
+    }
     let bodies = &mut solver.bodies;
     let step = Substep::new(time.substep_delta);
     joints.records.gather(bodies);
     let records = &mut joints.records.records;
-    for pass in 0..iterations.0.max(1) {
-        let first = pass == 0;
-        joints.fixed.solve(records, bodies, step, first);
-        joints.prismatic.solve(records, bodies, step, first);
-        joints.revolute.solve(records, bodies, step, first);
-        joints.spherical.solve(records, bodies, step, first);
-        joints.distance.solve(records, bodies, step, first);
+    for &op in &joints.program {
+        match op {
+            Op::One { list, entry, first } => {
+                let entry = entry as usize;
+                match list {
+                    ListId::Fixed => joints.fixed.solve_one(entry, records, bodies, step, first),
+                    ListId::Prismatic => joints
+                        .prismatic
+                        .solve_one(entry, records, bodies, step, first),
+                    ListId::Revolute => joints
+                        .revolute
+                        .solve_one(entry, records, bodies, step, first),
+                    ListId::Spherical => joints
+                        .spherical
+                        .solve_one(entry, records, bodies, step, first),
+                    ListId::Distance => joints
+                        .distance
+                        .solve_one(entry, records, bodies, step, first),
+                }
+            }
+            Op::Four { entries, first } => {
+                solve_four(&mut joints.spherical.rows, entries, records, step, first)
+            }
+        }
     }
     joints.records.scatter(bodies);
+}
+
+impl XpbdJoints {
+    /// How many joints `list` holds.
+    fn len(&self, list: ListId) -> usize {
+        match list {
+            ListId::Fixed => self.fixed.entries.len(),
+            ListId::Prismatic => self.prismatic.entries.len(),
+            ListId::Revolute => self.revolute.entries.len(),
+            ListId::Spherical => self.spherical.entries.len(),
+            ListId::Distance => self.distance.entries.len(),
+        }
+    }
+
+    /// The compact records of the bodies of joint `entry` of `list`.
+    fn records_of(&self, list: ListId, entry: usize) -> [usize; 2] {
+        match list {
+            ListId::Fixed => self.fixed.entries[entry].records,
+            ListId::Prismatic => self.prismatic.entries[entry].records,
+            ListId::Revolute => self.revolute.entries[entry].records,
+            ListId::Spherical => self.spherical.entries[entry].records,
+            ListId::Distance => self.distance.entries[entry].records,
+        }
+    }
+
+    /// Writes the program of a substep's `passes` passes: every joint of every list, pass
+    /// after pass, in [`level_order`], so that consecutive steps share no body, also across
+    /// passes (a chain's second pass starts as soon as the first has moved past its second
+    /// joint); each level's plain spherical joints are grouped by four, to be solved in
+    /// lanes. Each body still meets its joints in the order of the passes one after another,
+    /// so the result is theirs, bit for bit.
+    fn schedule(&mut self, passes: u32) {
+        // Each joint's bodies and whether it takes the lanes, in pass order: the program
+        // depends on nothing else, and is usually last step's.
+        let mut key = std::mem::take(&mut self.key);
+        key.clear();
+        for list in ListId::ALL {
+            key.extend((0..self.len(list)).map(|entry| {
+                let [a, b] = self.records_of(list, entry);
+                let lanes = list == ListId::Spherical && self.spherical.takes_lanes(entry);
+                (a as u32, b as u32, lanes)
+            }));
+        }
+        let unchanged = key == self.scheduled && self.scheduled_passes == passes;
+        self.key = key;
+        self.program_passes = Some(passes);
+        if unchanged {
+            return;
+        }
+        std::mem::swap(&mut self.key, &mut self.scheduled);
+        self.scheduled_passes = passes;
+        let lens = ListId::ALL.map(|list| self.len(list));
+        let per_pass: usize = lens.iter().sum();
+        // Flat index → (pass, list, entry) of the passes one after another.
+        let decode = |flat: usize| {
+            let (pass, mut entry) = (flat / per_pass, flat % per_pass);
+            let mut list = 0;
+            while entry >= lens[list] {
+                entry -= lens[list];
+                list += 1;
+            }
+            (pass, ListId::ALL[list], entry)
+        };
+        let (mut body_levels, mut levels, mut order) = (
+            std::mem::take(&mut self.body_levels),
+            std::mem::take(&mut self.levels),
+            std::mem::take(&mut self.order),
+        );
+        level_order(
+            (0..passes as usize * per_pass).map(|flat| {
+                let (_, list, entry) = decode(flat);
+                self.records_of(list, entry)
+            }),
+            self.records.slots.len(),
+            &mut body_levels,
+            &mut levels,
+            &mut order,
+        );
+        let (mut program, mut four) = (
+            std::mem::take(&mut self.program),
+            std::mem::take(&mut self.four),
+        );
+        program.clear();
+        four.clear();
+        let flush = |four: &mut Vec<(u32, bool)>, program: &mut Vec<Op>| {
+            program.extend(four.drain(..).map(|(entry, first)| Op::One {
+                list: ListId::Spherical,
+                entry,
+                first,
+            }));
+        };
+        let mut level = None;
+        for &flat in &order {
+            // `levels` still holds each step's level.
+            if level != Some(levels[flat as usize]) {
+                level = Some(levels[flat as usize]);
+                flush(&mut four, &mut program);
+            }
+            let (pass, list, entry) = decode(flat as usize);
+            let first = pass == 0;
+            if list != ListId::Spherical || !self.spherical.takes_lanes(entry) {
+                program.push(Op::One {
+                    list,
+                    entry: entry as u32,
+                    first,
+                });
+                continue;
+            }
+            four.push((entry as u32, first));
+            if let [a, b, c, d] = four[..] {
+                program.push(Op::Four {
+                    entries: [a.0, b.0, c.0, d.0],
+                    first: [a.1, b.1, c.1, d.1],
+                });
+                four.clear();
+            }
+        }
+        flush(&mut four, &mut program);
+        (self.body_levels, self.levels, self.order) = (body_levels, levels, order);
+        (self.program, self.four) = (program, four);
+    }
 }
 
 /// Copies the solved state of every prepared joint of type `J` back into its component,
@@ -509,7 +643,7 @@ pub(crate) fn store_joints<J: XpbdJoint>(
 
 #[cfg(test)]
 mod tests {
-    use super::level_order;
+    use super::*;
 
     fn order(pairs: &[[usize; 2]], bodies: usize) -> Vec<u32> {
         let (mut body_levels, mut levels, mut order) = (Vec::new(), Vec::new(), Vec::new());
@@ -611,5 +745,107 @@ mod tests {
             })
             .collect();
         check(&pairs, &order(&pairs, 50));
+    }
+
+    /// A list of joints made by `make` between the given pairs of records, each with its
+    /// fast-path row if it has one.
+    fn list<J: XpbdJoint>(pairs: &[[usize; 2]], make: impl Fn() -> J) -> JointList<J> {
+        let mut list = JointList::default();
+        for &records in pairs {
+            let joint = make();
+            if J::POINT_ROWS {
+                list.rows.push(if joint.point_only() {
+                    PointRow::new(joint.base(), records, [Vec3A::ZERO; 2])
+                } else {
+                    PointRow::general()
+                });
+            }
+            list.entries.push(Prepared {
+                records,
+                slots: records,
+                arms: [Vec3A::ZERO; 2],
+                cache: JointCache::default(),
+                entity: Entity::PLACEHOLDER,
+                joint,
+            });
+        }
+        list
+    }
+
+    #[test]
+    fn the_program_keeps_every_bodys_order_of_joints_across_passes() {
+        // A chain of 40 plain spherical joints over records 0–40, and distance joints (the
+        // general path; after the spherical joints in each pass) tying every tenth link to
+        // the next but one.
+        let bodies = 41;
+        let chain: Vec<[usize; 2]> = (0..40).map(|i| [i, i + 1]).collect();
+        let ties: Vec<[usize; 2]> = (0..39).step_by(10).map(|i| [i, i + 2]).collect();
+        let e = Entity::PLACEHOLDER;
+        let mut joints = XpbdJoints {
+            spherical: list(&chain, || SphericalJoint::new(e, e)),
+            distance: list(&ties, || DistanceJoint::new(e, e)),
+            ..default()
+        };
+        joints.records.slots = vec![0; bodies];
+        // Four passes: in a chain, pass k's joint j meets pass k + 1's joint j − 2, so four
+        // passes give four independent joints a level.
+        let passes = 4;
+        joints.schedule(passes);
+        // The program's single joint passes, in order.
+        let mut done = Vec::new();
+        for &op in &joints.program {
+            match op {
+                Op::One { list, entry, first } => done.push((list, entry as usize, first)),
+                Op::Four { entries, first } => done.extend(
+                    (0..4).map(|lane| (ListId::Spherical, entries[lane] as usize, first[lane])),
+                ),
+            }
+        }
+        // The passes one after another, and the number of each joint's pass in it.
+        let mut sequence = Vec::new();
+        for pass in 0..passes {
+            sequence.extend((0..chain.len()).map(|i| (ListId::Spherical, i, pass)));
+            sequence.extend((0..ties.len()).map(|i| (ListId::Distance, i, pass)));
+        }
+        let pairs_of = |list: ListId, entry: usize| match list {
+            ListId::Spherical => chain[entry],
+            _ => ties[entry],
+        };
+        // Each joint's k-th appearance in the program is its pass k, the first flagged.
+        let mut seen = std::collections::HashMap::new();
+        let program: Vec<(ListId, usize, u32)> = done
+            .iter()
+            .map(|&(list, entry, first)| {
+                let pass = seen.entry((list as u8, entry)).or_insert(0);
+                assert_eq!(first, *pass == 0, "{list:?} {entry}: wrong first flag");
+                *pass += 1;
+                (list, entry, *pass - 1)
+            })
+            .collect();
+        let mut sorted = program.clone();
+        sorted.sort_by_key(|&(list, entry, pass)| (pass, list as u8, entry));
+        let mut expected = sequence.clone();
+        expected.sort_by_key(|&(list, entry, pass)| (pass, list as u8, entry));
+        assert_eq!(sorted, expected, "not every joint is solved once per pass");
+        // Every body meets its joints in the order of the passes one after another.
+        for body in 0..bodies {
+            let touches = |ops: &[(ListId, usize, u32)]| -> Vec<(ListId, usize, u32)> {
+                ops.iter()
+                    .copied()
+                    .filter(|&(list, entry, _)| pairs_of(list, entry).contains(&body))
+                    .collect()
+            };
+            assert_eq!(touches(&program), touches(&sequence), "body {body}");
+        }
+        // And the passes overlap: some groups of four hold joints of different passes.
+        let mut at = 0;
+        let mut mixed = 0;
+        for &op in &joints.program {
+            let n = if matches!(op, Op::Four { .. }) { 4 } else { 1 };
+            let passes: Vec<u32> = program[at..at + n].iter().map(|p| p.2).collect();
+            mixed += usize::from(n == 4 && passes.iter().any(|&p| p != passes[0]));
+            at += n;
+        }
+        assert!(mixed > 0, "no group of four spans passes");
     }
 }
