@@ -225,6 +225,17 @@ enum Op {
     Four { entries: [u32; 4], first: [bool; 4] },
 }
 
+impl Op {
+    /// One pass of the spherical joint `entry`, the substep's first if `first`.
+    fn spherical((entry, first): (u32, bool)) -> Self {
+        Self::One {
+            list: ListId::Spherical,
+            entry,
+            first,
+        }
+    }
+}
+
 /// Orders the joints joining the given pairs of bodies (numbered below `bodies`) so that
 /// joints sharing no body follow each other, without changing what a Gauss–Seidel pass
 /// computes: a joint's level is one more than the highest level of the earlier joints it
@@ -508,15 +519,14 @@ impl XpbdJoints {
         }
     }
 
-    /// Writes the program of a substep's `passes` passes: every joint of every list, pass
-    /// after pass, in [`level_order`], so that consecutive steps share no body, also across
-    /// passes (a chain's second pass starts as soon as the first has moved past its second
-    /// joint); each level's plain spherical joints are grouped by four, to be solved in
-    /// lanes. Each body still meets its joints in the order of the passes one after another,
-    /// so the result is theirs, bit for bit.
+    /// Brings the program up to date for a substep's `passes` passes: every joint of every
+    /// list, pass after pass, in [`level_order`], so that consecutive joint passes share no
+    /// body, also across passes (a chain's second pass starts as soon as the first has moved
+    /// past its second joint); each level's plain spherical joints are grouped by four, to be
+    /// solved in lanes. Each body still meets its joints in the order of the passes one after
+    /// another, so the result is theirs, bit for bit. The program depends only on each joint's
+    /// bodies and path, so last step's is kept while they stay the same.
     fn schedule(&mut self, passes: u32) {
-        // Each joint's bodies and whether it takes the lanes, in pass order: the program
-        // depends on nothing else, and is usually last step's.
         let mut key = std::mem::take(&mut self.key);
         key.clear();
         for list in ListId::ALL {
@@ -529,31 +539,24 @@ impl XpbdJoints {
         let unchanged = key == self.scheduled && self.scheduled_passes == passes;
         self.key = key;
         self.program_passes = Some(passes);
-        if unchanged {
-            return;
+        if !unchanged {
+            std::mem::swap(&mut self.key, &mut self.scheduled);
+            self.scheduled_passes = passes;
+            self.write_program(passes);
         }
-        std::mem::swap(&mut self.key, &mut self.scheduled);
-        self.scheduled_passes = passes;
-        let lens = ListId::ALL.map(|list| self.len(list));
-        let per_pass: usize = lens.iter().sum();
-        // Flat index → (pass, list, entry) of the passes one after another.
-        let decode = |flat: usize| {
-            let (pass, mut entry) = (flat / per_pass, flat % per_pass);
-            let mut list = 0;
-            while entry >= lens[list] {
-                entry -= lens[list];
-                list += 1;
-            }
-            (pass, ListId::ALL[list], entry)
-        };
+    }
+
+    /// Writes the program (see [`schedule`](Self::schedule)).
+    fn write_program(&mut self, passes: u32) {
+        let layout = PassLayout::new(ListId::ALL.map(|list| self.len(list)));
         let (mut body_levels, mut levels, mut order) = (
             std::mem::take(&mut self.body_levels),
             std::mem::take(&mut self.levels),
             std::mem::take(&mut self.order),
         );
         level_order(
-            (0..passes as usize * per_pass).map(|flat| {
-                let (_, list, entry) = decode(flat);
+            (0..passes as usize * layout.per_pass).map(|flat| {
+                let (_, list, entry) = layout.decode(flat);
                 self.records_of(list, entry)
             }),
             self.records.slots.len(),
@@ -567,31 +570,20 @@ impl XpbdJoints {
         );
         program.clear();
         four.clear();
-        let flush = |four: &mut Vec<(u32, bool)>, program: &mut Vec<Op>| {
-            program.extend(four.drain(..).map(|(entry, first)| Op::One {
-                list: ListId::Spherical,
-                entry,
-                first,
-            }));
-        };
         let mut level = None;
         for &flat in &order {
-            // `levels` still holds each step's level.
+            // `levels` still holds each joint pass's level.
             if level != Some(levels[flat as usize]) {
                 level = Some(levels[flat as usize]);
-                flush(&mut four, &mut program);
+                program.extend(four.drain(..).map(Op::spherical));
             }
-            let (pass, list, entry) = decode(flat as usize);
-            let first = pass == 0;
-            if list != ListId::Spherical || !self.spherical.takes_lanes(entry) {
-                program.push(Op::One {
-                    list,
-                    entry: entry as u32,
-                    first,
-                });
+            let (pass, list, entry) = layout.decode(flat as usize);
+            let (entry, first) = (entry as u32, pass == 0);
+            if list != ListId::Spherical || !self.spherical.takes_lanes(entry as usize) {
+                program.push(Op::One { list, entry, first });
                 continue;
             }
-            four.push((entry as u32, first));
+            four.push((entry, first));
             if let [a, b, c, d] = four[..] {
                 program.push(Op::Four {
                     entries: [a.0, b.0, c.0, d.0],
@@ -600,9 +592,37 @@ impl XpbdJoints {
                 four.clear();
             }
         }
-        flush(&mut four, &mut program);
+        program.extend(four.drain(..).map(Op::spherical));
         (self.body_levels, self.levels, self.order) = (body_levels, levels, order);
         (self.program, self.four) = (program, four);
+    }
+}
+
+/// Where the joint passes of a substep's passes one after another sit: pass by pass, list by
+/// list in [`ListId::ALL`] order, entry by entry.
+struct PassLayout {
+    lens: [usize; 5],
+    /// Joints in all lists.
+    per_pass: usize,
+}
+
+impl PassLayout {
+    fn new(lens: [usize; 5]) -> Self {
+        Self {
+            lens,
+            per_pass: lens.iter().sum(),
+        }
+    }
+
+    /// The pass, list and entry of the joint pass at `flat`.
+    fn decode(&self, flat: usize) -> (usize, ListId, usize) {
+        let (pass, mut entry) = (flat / self.per_pass, flat % self.per_pass);
+        let mut list = 0;
+        while entry >= self.lens[list] {
+            entry -= self.lens[list];
+            list += 1;
+        }
+        (pass, ListId::ALL[list], entry)
     }
 }
 
