@@ -135,3 +135,29 @@ fn with_collision_false_is_the_default() {
     assert!(!touching(&mut app, a, b));
     assert_eq!(position(&app, b), Vec3::new(0.6, 0.0, 0.0));
 }
+
+#[test]
+fn the_exclusion_follows_joints_added_and_removed_mid_run() {
+    // The overlapping cubes joined by a rope: no contact. Despawned, the rope stops excluding
+    // them, and they collide; a new rope between them excludes them again.
+    let (mut app, a, b) = overlapping(|a, b| DistanceJoint::new(a, b).with_limits(0.0, 3.0));
+    step(&mut app, 4);
+    assert!(!touching(&mut app, a, b), "joined cubes touch");
+    let rope = app
+        .world_mut()
+        .query_filtered::<Entity, With<DistanceJoint>>()
+        .single(app.world())
+        .unwrap();
+    app.world_mut().despawn(rope);
+    step(&mut app, 1);
+    assert!(
+        touching(&mut app, a, b),
+        "no contact once the joint is gone"
+    );
+    // Put them back into each other and join them again.
+    set(&mut app, b, Position(Vec3::new(0.6, 0.0, 0.0)));
+    set(&mut app, a, Position(Vec3::ZERO));
+    spawn(&mut app, DistanceJoint::new(a, b).with_limits(0.0, 3.0));
+    step(&mut app, 1);
+    assert!(!touching(&mut app, a, b), "touching again with a new joint");
+}

@@ -69,18 +69,47 @@ pub(crate) struct ColliderProxy {
     pub hooks: ActiveCollisionHooks,
 }
 
-/// Body pairs that must not collide (joined bodies), as `(min, max)` entity pairs, sorted.
+/// Body pairs that must not collide (joined bodies), as `(min, max)` entity pairs.
 #[derive(Resource, Default)]
-pub(crate) struct CollisionExclusions(pub Vec<(Entity, Entity)>);
+pub(crate) struct CollisionExclusions {
+    /// This step's pairs, sorted and without repeats.
+    sorted: Vec<(Entity, Entity)>,
+    /// This step's pairs as collected (in the joints' query order).
+    collected: Vec<(Entity, Entity)>,
+    /// Last step's `collected`: when a step collects the same, `sorted` stands.
+    last: Vec<(Entity, Entity)>,
+}
 
 impl CollisionExclusions {
     pub(crate) fn excludes(&self, a: Option<Entity>, b: Option<Entity>) -> bool {
         match (a, b) {
-            (Some(a), Some(b)) if !self.0.is_empty() => {
-                self.0.binary_search(&(a.min(b), a.max(b))).is_ok()
+            (Some(a), Some(b)) if !self.sorted.is_empty() => {
+                self.sorted.binary_search(&(a.min(b), a.max(b))).is_ok()
             }
             _ => false,
         }
+    }
+
+    /// Starts a step's collection.
+    pub(crate) fn clear(&mut self) {
+        self.collected.clear();
+    }
+
+    /// Excludes the bodies `a` and `b` from colliding with each other this step.
+    pub(crate) fn push(&mut self, a: Entity, b: Entity) {
+        self.collected.push((a.min(b), a.max(b)));
+    }
+
+    /// Ends a step's collection: sorts the pairs, unless they are last step's (the joints'
+    /// query order is stable, and sorting thousands of joints' pairs every step is not free).
+    pub(crate) fn finish(&mut self) {
+        if self.collected != self.last {
+            self.sorted.clear();
+            self.sorted.extend_from_slice(&self.collected);
+            self.sorted.sort_unstable();
+            self.sorted.dedup();
+        }
+        std::mem::swap(&mut self.collected, &mut self.last);
     }
 }
 

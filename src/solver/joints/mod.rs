@@ -464,7 +464,7 @@ impl Plugin for JointPlugin {
 }
 
 fn clear_exclusions(mut exclusions: ResMut<CollisionExclusions>) {
-    exclusions.0.clear();
+    exclusions.clear();
 }
 
 fn collect_exclusions<J: Joint>(
@@ -474,8 +474,7 @@ fn collect_exclusions<J: Joint>(
     for joint in &joints {
         let base = joint.base();
         if !base.collide_connected {
-            let (a, b) = (base.entity1, base.entity2);
-            exclusions.0.push((a.min(b), a.max(b)));
+            exclusions.push(base.entity1, base.entity2);
         }
     }
 }
@@ -486,8 +485,7 @@ fn collect_d6_exclusions(
 ) {
     for joint in &joints {
         if !joint.collide_connected {
-            let (a, b) = (joint.entity1, joint.entity2);
-            exclusions.0.push((a.min(b), a.max(b)));
+            exclusions.push(joint.entity1, joint.entity2);
         }
     }
 }
@@ -517,8 +515,7 @@ fn wake(mut commands: Commands, bodies: [Entity; 2]) {
 }
 
 fn sort_exclusions(mut exclusions: ResMut<CollisionExclusions>) {
-    exclusions.0.sort_unstable();
-    exclusions.0.dedup();
+    exclusions.finish();
 }
 
 fn report_broken<J: Joint>(
