@@ -162,9 +162,9 @@ impl PointRow {
 
 /// One pass of the four rows at `at` in `rows`, the first of its substep for the lanes set in
 /// `first_pass`, whose joints share no body (they are of one level of the passes' order, see
-/// [`prepared`](super::prepared)): one per SIMD lane
-/// ([`lanes`](super::lanes)), computing lane by lane exactly what [`PointRow::solve`]
-/// computes, or one after another when one of them has broken or its block is singular.
+/// [`prepared`](super::prepared)): one per SIMD lane ([`lanes`](super::lanes)), computing
+/// lane by lane exactly what [`PointRow::solve`] computes, or one after another when one of
+/// them has broken or its block is singular.
 #[inline(always)]
 pub(crate) fn solve_four(
     rows: &mut [PointRow],
