@@ -40,8 +40,7 @@ impl Vec3x4 {
     /// `√(self · self)`, as `Vec3::length`.
     #[inline(always)]
     pub fn length(self) -> F4 {
-        let d = self.dot(self);
-        F4::new(d.x.sqrt(), d.y.sqrt(), d.z.sqrt(), d.w.sqrt())
+        self.dot(self).sqrt()
     }
 
     /// Lane by lane, `a` where `mask` is set and `b` elsewhere.

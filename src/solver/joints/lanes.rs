@@ -10,7 +10,7 @@
 //! one, `(c₀ vₓ + c₁ v_y) + c₂ v_z` for a matrix product, and the quaternion product of
 //! glam's SSE2 path, whose sign flips are products by −1, that is negations.
 
-use bevy::math::{Mat3A, Quat, Vec3A, Vec4};
+use bevy::math::{Mat3A, Mat4, Quat, Vec3A, Vec4};
 
 use crate::solver::wide::{Vec3x4, transpose_in, transpose_out};
 
@@ -59,8 +59,7 @@ impl Quatx4 {
     /// The four quaternions in lanes 0 to 3.
     #[inline(always)]
     pub fn gather(q: [Quat; 4]) -> Self {
-        let m = bevy::math::Mat4::from_cols(q[0].into(), q[1].into(), q[2].into(), q[3].into())
-            .transpose();
+        let m = Mat4::from_cols(q[0].into(), q[1].into(), q[2].into(), q[3].into()).transpose();
         Self {
             x: m.x_axis,
             y: m.y_axis,
@@ -72,7 +71,7 @@ impl Quatx4 {
     /// The quaternion of each lane.
     #[inline(always)]
     pub fn lanes(self) -> [Quat; 4] {
-        let m = bevy::math::Mat4::from_cols(self.x, self.y, self.z, self.w).transpose();
+        let m = Mat4::from_cols(self.x, self.y, self.z, self.w).transpose();
         [m.x_axis, m.y_axis, m.z_axis, m.w_axis].map(Quat::from_vec4)
     }
 
@@ -124,13 +123,7 @@ impl Quatx4 {
             z: self.z + turn.z * 0.5,
             w: self.w + turn.w * 0.5,
         };
-        let squared = (q.x * q.x + q.z * q.z) + (q.y * q.y + q.w * q.w);
-        let length = Vec4::new(
-            squared.x.sqrt(),
-            squared.y.sqrt(),
-            squared.z.sqrt(),
-            squared.w.sqrt(),
-        );
+        let length = ((q.x * q.x + q.z * q.z) + (q.y * q.y + q.w * q.w)).sqrt();
         Self {
             x: q.x / length,
             y: q.y / length,

@@ -45,8 +45,8 @@
 //!   passes are independent and the processor works on several at once. Passes overlap: in
 //!   a chain, the second pass starts on the first link as soon as the first pass has moved
 //!   past the second, so four passes run side by side down the chain. The order depends only
-//!   on which bodies each joint joins, and is kept from step to step while those stay the
-//!   same.
+//!   on which bodies each joint joins and whether it takes the fast path below, and is kept
+//!   from step to step while those stay the same.
 //! - **Every substep** ([`SubstepSolverSet::SolveXpbdConstraints`]), the bodies the joints act
 //!   on are gathered into compact 128-byte records (centre of mass, rotation, inverse mass and
 //!   world inverse inertia at the substep's rotation, exact `s I` for isotropic bodies), the
