@@ -175,6 +175,7 @@ pub mod debug_render;
 pub mod interpolation;
 pub mod math;
 mod parallel;
+mod prefetch;
 pub mod reflection;
 pub mod schedule;
 pub mod settings;

@@ -1,8 +1,8 @@
 //! The modules depend on each other one way, in step order (the table in the crate docs):
 //! `math`, `schedule`, `validation`, `settings` → `body` → `collision` → `solver` → `sleeping`,
 //! with `spatial_query` and `character` beside the solver, reading `body` and `collision` only,
-//! and `parallel` (the loops on the compute pool, reading only `schedule`'s counters) below the
-//! stages that run on it.
+//! and `parallel` (the loops on the compute pool, reading only `schedule`'s counters) and
+//! `prefetch` (cache hints, reading nothing) below the stages that use them.
 //! This test reads the sources and fails on any `crate::` path from a module to one that sits
 //! above it, or to a crate-root re-export (which would hide where the item lives).
 
@@ -16,6 +16,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("validation", &["math", "schedule"]),
     ("settings", &["math", "validation"]),
     ("parallel", &["schedule"]),
+    ("prefetch", &[]),
     ("body", &["math", "schedule", "validation", "settings"]),
     (
         "collision",
@@ -26,6 +27,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "settings",
             "body",
             "parallel",
+            "prefetch",
         ],
     ),
     (
@@ -38,6 +40,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "body",
             "collision",
             "parallel",
+            "prefetch",
         ],
     ),
     (

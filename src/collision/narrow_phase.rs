@@ -21,10 +21,15 @@ use parry3d::query::{DefaultQueryDispatcher, PersistentQueryDispatcher, QueryDis
 use super::broad_phase::{BroadPhase, ColliderProxy, ProxyKind, prediction_distance};
 use super::contacts::{CollisionEnd, ContactGraph, ContactPair};
 use crate::parallel::{Shared, parallel_for};
+use crate::prefetch::{PREFETCH_ABOVE, prefetch};
 use crate::settings::SolverConfig;
 
 /// Below this many pairs the narrow phase runs on the calling thread.
 const PARALLEL_PAIRS: usize = 256;
+
+/// How many pairs ahead the pair updates prefetch a pair's manifold points (and twice as many
+/// its manifolds): see [`crate::prefetch`].
+const AHEAD: usize = 4;
 
 /// Cosine of the largest relative rotation (1 mrad) for which a manifold is updated instead
 /// of rebuilt.
@@ -79,9 +84,24 @@ pub(crate) fn update_contacts(
     // Pairs are independent, so they can be updated on any thread in any order with
     // bit-identical results. Small scenes stay on this thread.
     let len = next.len();
+    let prefetching = len >= PREFETCH_ABOVE;
     let pairs = Shared::new(&mut next);
     parallel_for(len, PARALLEL_PAIRS, |range| {
-        for index in range {
+        for index in range.clone() {
+            if prefetching {
+                // SAFETY: this call alone touches the pairs of `range`, and holds no reference
+                // to them while it reads these.
+                let ahead = |distance: usize| {
+                    (index + distance < range.end).then(|| unsafe { pairs.get(index + distance) })
+                };
+                // Pairs ahead in this range: their manifolds, and nearer ones their points.
+                if let Some(pair) = ahead(2 * AHEAD) {
+                    prefetch(&pair.manifolds);
+                }
+                for manifold in ahead(AHEAD).into_iter().flat_map(|pair| &pair.manifolds) {
+                    prefetch(&manifold.points);
+                }
+            }
             // SAFETY: every pair is updated by one call, and nothing else reads it now.
             update(unsafe { pairs.get_mut(index) });
         }

@@ -58,6 +58,7 @@ use super::wide::{F4, Vec3x4, lane_mut, select, transpose_in, transpose_out};
 use crate::collision::{ContactGraph, FrictionImpulse};
 use crate::math::Scalar;
 use crate::parallel::Shared;
+use crate::prefetch::{PREFETCH_ABOVE, prefetch, prefetch_one};
 use crate::schedule::PhysicsStepTime;
 use crate::settings::SolverConfig;
 use bevy::math::{Mat4, Vec4};
@@ -353,17 +354,26 @@ pub(crate) fn prepare_contacts(
     layout_blocks(contacts);
     // Impulses are stored per step; the solver accumulates per substep.
     let per_substep = 1.0 / time.substeps as Scalar;
-    let blocks = Shared::new(&mut contacts.blocks);
-    let points = Shared::new(&mut contacts.points);
-    let (manifolds, block_manifolds) = (&contacts.manifolds, &contacts.block_manifolds);
+    let (blocks, points) = (&mut contacts.blocks, &mut contacts.points);
+    let (blocks, points) = (Shared::new(blocks), Shared::new(points));
+    let refs = BlockRefs {
+        ranges: &contacts.block_manifolds,
+        manifolds: &contacts.manifolds,
+    };
+    let prefetching = refs.manifolds.len() >= PREFETCH_ABOVE;
     contacts.stages.run_independent(|index| {
-        let (start, end) = block_manifolds[index];
+        if prefetching {
+            refs.prefetch_after(index, &graph);
+            for r in refs.of(index + 3 * AHEAD) {
+                prefetch_one(&bodies[r.b1 as usize]);
+                prefetch_one(&bodies[r.b2 as usize]);
+            }
+        }
         // SAFETY: each block (and its point slots) is built by one kernel call.
         unsafe {
             let block = blocks.get_mut(index);
             let points = points.slice_mut(block.first_point as usize, block.point_count as usize);
-            let refs = &manifolds[start as usize..end as usize];
-            build_block(block, points, refs, &graph, bodies, per_substep);
+            build_block(block, points, refs.of(index), &graph, bodies, per_substep);
         }
     });
     let any_restitution = contacts
@@ -371,6 +381,42 @@ pub(crate) fn prepare_contacts(
         .iter()
         .any(|block| block.restitution.cmpgt(F4::ZERO).any());
     contacts.any_restitution = any_restitution;
+}
+
+/// How many blocks ahead the preparation and the impulse store prefetch a block's manifold
+/// points; its manifolds are prefetched twice as far ahead, its pairs (and in the preparation
+/// its bodies) three times (see [`crate::prefetch`]): blocks visit the contact graph in colour
+/// order, not in its memory order.
+const AHEAD: usize = 2;
+
+/// Which manifolds each block holds.
+#[derive(Clone, Copy)]
+struct BlockRefs<'a> {
+    /// Each block's range in `manifolds`.
+    ranges: &'a [(u32, u32)],
+    manifolds: &'a [ManifoldRef],
+}
+
+impl<'a> BlockRefs<'a> {
+    /// The manifolds of block `index` (none past the last block).
+    fn of(self, index: usize) -> &'a [ManifoldRef] {
+        let (start, end) = self.ranges.get(index).copied().unwrap_or_default();
+        &self.manifolds[start as usize..end as usize]
+    }
+
+    /// Prefetches the contact graph entries of the blocks after block `index`, one pointer
+    /// level per distance: pairs, then their manifolds, then the manifolds' points.
+    fn prefetch_after(self, index: usize, graph: &ContactGraph) {
+        for r in self.of(index + 3 * AHEAD) {
+            prefetch_one(&graph.pairs[r.pair as usize]);
+        }
+        for r in self.of(index + 2 * AHEAD) {
+            prefetch_one(&graph.pairs[r.pair as usize].manifolds[r.manifold as usize]);
+        }
+        for r in self.of(index + AHEAD) {
+            prefetch(&graph.pairs[r.pair as usize].manifolds[r.manifold as usize].points);
+        }
+    }
 }
 
 /// Sorts each colour by point count and cuts it into blocks of four; the overflow group
@@ -1190,13 +1236,18 @@ pub(crate) fn store_impulses(
     // The accumulated impulse is what each substep applies; the step applied it `substeps`
     // times.
     let substeps = time.substeps as Scalar;
-    for (block, &(start, end)) in contacts.blocks.iter().zip(&contacts.block_manifolds) {
+    let refs = BlockRefs {
+        ranges: &contacts.block_manifolds,
+        manifolds: &contacts.manifolds,
+    };
+    let prefetching = refs.manifolds.len() >= PREFETCH_ABOVE;
+    for (index, block) in contacts.blocks.iter().enumerate() {
+        if prefetching {
+            refs.prefetch_after(index, &graph);
+        }
         let points = &contacts.points
             [block.first_point as usize..(block.first_point + block.point_count) as usize];
-        for (lane, r) in contacts.manifolds[start as usize..end as usize]
-            .iter()
-            .enumerate()
-        {
+        for (lane, r) in refs.of(index).iter().enumerate() {
             let pair = &mut graph.pairs[r.pair as usize];
             let manifold = &mut pair.manifolds[r.manifold as usize];
             // Points disabled by a hook have no row (and were given zero impulse by the hook
