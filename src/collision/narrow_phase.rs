@@ -49,6 +49,73 @@ pub(crate) fn update_contacts(
     let graph = &mut *graph;
     graph.lost_support.clear();
     graph.ended.clear();
+    merge_pairs(&broad, graph);
+
+    let margin = config.speculative_distance();
+    let tolerance = config.linear_slop;
+    let update = |pair: &mut ContactPair| {
+        let proxies = &broad.proxies;
+        let (p1, p2) = (
+            &proxies[pair.proxies.0 as usize],
+            &proxies[pair.proxies.1 as usize],
+        );
+        pair.unsupported = update_pair(pair, p1, p2, margin, tolerance).is_err();
+    };
+    // Pairs are independent, so they can be updated on any thread in any order with
+    // bit-identical results. Small scenes stay on this thread.
+    let len = graph.pairs.len();
+    let prefetching = len >= PREFETCH_ABOVE;
+    let pairs = Shared::new(&mut graph.pairs);
+    parallel_for(len, PARALLEL_PAIRS, |range| {
+        for index in range.clone() {
+            if prefetching {
+                // SAFETY: this call alone touches the pairs of `range`, and holds no reference
+                // to them while it reads these.
+                let ahead = |distance: usize| {
+                    (index + distance < range.end).then(|| unsafe { pairs.get(index + distance) })
+                };
+                // Pairs ahead in this range: their manifolds, and nearer ones their points.
+                if let Some(pair) = ahead(2 * AHEAD) {
+                    prefetch(&pair.manifolds);
+                }
+                for manifold in ahead(AHEAD).into_iter().flat_map(|pair| &pair.manifolds) {
+                    prefetch(&manifold.points);
+                }
+            }
+            // SAFETY: every pair is updated by one call, and nothing else reads it now.
+            update(unsafe { pairs.get_mut(index) });
+        }
+    });
+    for pair in graph.pairs.iter().filter(|p| p.unsupported) {
+        if warned.insert(pair.collider1) {
+            warn!(
+                "{} and {}: parry cannot compute contacts between these shapes; they will not collide",
+                pair.collider1, pair.collider2
+            );
+        }
+    }
+}
+
+/// Brings the contact graph's pairs in line with this step's broad-phase pairs (both sorted
+/// by collider entities): pairs found again keep their manifolds, new ones start empty, and
+/// those not found end. When the pairs are last step's, as in a settled scene, they stay where
+/// they are (moving each 368-byte pair cost the 210-cube pyramid 3 % of its step).
+fn merge_pairs(broad: &BroadPhase, graph: &mut ContactGraph) {
+    let entities = |(a, b): (u32, u32)| {
+        (
+            broad.proxies[a as usize].entity,
+            broad.proxies[b as usize].entity,
+        )
+    };
+    if graph.pairs.len() == broad.pairs.len()
+        && (graph.pairs.iter().zip(&broad.pairs))
+            .all(|(pair, &found)| pair.key() == entities(found))
+    {
+        for (pair, &found) in graph.pairs.iter_mut().zip(&broad.pairs) {
+            pair.proxies = found;
+        }
+        return;
+    }
     let mut old = std::mem::take(&mut graph.pairs);
     let mut next = std::mem::take(&mut graph.spare);
     next.clear();
@@ -70,50 +137,6 @@ pub(crate) fn update_contacts(
         end_pair(&stale, graph);
     }
     graph.spare = old;
-
-    let margin = config.speculative_distance();
-    let tolerance = config.linear_slop;
-    let update = |pair: &mut ContactPair| {
-        let proxies = &broad.proxies;
-        let (p1, p2) = (
-            &proxies[pair.proxies.0 as usize],
-            &proxies[pair.proxies.1 as usize],
-        );
-        pair.unsupported = update_pair(pair, p1, p2, margin, tolerance).is_err();
-    };
-    // Pairs are independent, so they can be updated on any thread in any order with
-    // bit-identical results. Small scenes stay on this thread.
-    let len = next.len();
-    let prefetching = len >= PREFETCH_ABOVE;
-    let pairs = Shared::new(&mut next);
-    parallel_for(len, PARALLEL_PAIRS, |range| {
-        for index in range.clone() {
-            if prefetching {
-                // SAFETY: this call alone touches the pairs of `range`, and holds no reference
-                // to them while it reads these.
-                let ahead = |distance: usize| {
-                    (index + distance < range.end).then(|| unsafe { pairs.get(index + distance) })
-                };
-                // Pairs ahead in this range: their manifolds, and nearer ones their points.
-                if let Some(pair) = ahead(2 * AHEAD) {
-                    prefetch(&pair.manifolds);
-                }
-                for manifold in ahead(AHEAD).into_iter().flat_map(|pair| &pair.manifolds) {
-                    prefetch(&manifold.points);
-                }
-            }
-            // SAFETY: every pair is updated by one call, and nothing else reads it now.
-            update(unsafe { pairs.get_mut(index) });
-        }
-    });
-    for pair in next.iter().filter(|p| p.unsupported) {
-        if warned.insert(pair.collider1) {
-            warn!(
-                "{} and {}: parry cannot compute contacts between these shapes; they will not collide",
-                pair.collider1, pair.collider2
-            );
-        }
-    }
     graph.pairs = next;
 }
 
