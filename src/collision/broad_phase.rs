@@ -129,6 +129,8 @@ pub(crate) struct BroadPhase {
     generation: u64,
     /// This step's pairs with their entities' bits, for sorting without indirection.
     keyed_pairs: Vec<(u64, u64, u32, u32)>,
+    /// Last step's `keyed_pairs` in the order the tree traversal met them, before sorting.
+    last_found: Vec<(u64, u64, u32, u32)>,
 }
 
 impl BroadPhase {
@@ -205,6 +207,7 @@ impl BroadPhase {
             bvh: self.bvh.clone(),
             workspace: BvhWorkspace::default(),
             keyed_pairs: Vec::new(),
+            last_found: Vec::new(),
             leaf_proxy: self.leaf_proxy.clone(),
             leaves: self.leaves.clone(),
             generation: self.generation,
@@ -333,9 +336,16 @@ pub(crate) fn find_pairs(mut broad: ResMut<BroadPhase>, exclusions: Res<Collisio
                 });
             }
         });
+    // While the bodies stay inside their boxes the tree keeps its shape, and the traversal
+    // meets last step's pairs in last step's order: then last step's sorted pairs stand (the
+    // sort took 2 % of the 210-cube pyramid's step).
+    if broad.keyed_pairs == broad.last_found {
+        return;
+    }
+    broad.last_found.clone_from(&broad.keyed_pairs);
     // By entity (`Entity`'s order is its bits' order), so that downstream order never depends
     // on the tree's shape; the keys are distinct.
-    keyed.sort_unstable();
+    broad.keyed_pairs.sort_unstable();
     broad.pairs.clear();
     broad
         .pairs
