@@ -24,8 +24,10 @@ use crate::parallel::{Shared, parallel_for};
 use crate::prefetch::{PREFETCH_ABOVE, prefetch};
 use crate::settings::SolverConfig;
 
-/// Below this many pairs the narrow phase runs on the calling thread.
-const PARALLEL_PAIRS: usize = 256;
+/// Below this many pairs the narrow phase runs on the calling thread: handing half of the
+/// 210-cube pyramid's 400 pairs to the other core cost more than it saved when the VM's two
+/// cores were far apart (a 400 ns cache-line round trip).
+const PARALLEL_PAIRS: usize = 1024;
 
 /// How many pairs ahead the pair updates prefetch a pair's manifold points (and twice as many
 /// its manifolds): see [`crate::prefetch`].

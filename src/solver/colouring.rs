@@ -41,9 +41,12 @@ const COLOURS: usize = 63;
 /// Lanes per block of the wide solver.
 pub(crate) const LANES: usize = 4;
 
-/// Below this many blocks a stage runs on the calling thread: a scope and its
-/// synchronisation cost more than they save.
-pub(crate) const PARALLEL_BLOCKS: usize = 96;
+/// Below this many blocks a stage runs on the calling thread. Every colour of a parallel
+/// stage ends in a barrier and hands body states from one core to the other, which costs more
+/// than a small scene saves: the 210-cube pyramid (about 100 blocks) gained 1.11–1.17× on two
+/// threads when the VM's two cores shared a cache, and ran 2.1× slower when their cache-line
+/// round trip was 400 ns.
+pub(crate) const PARALLEL_BLOCKS: usize = 256;
 
 /// Something that acts on two bodies of the dense storage.
 pub(crate) trait TwoBody {
