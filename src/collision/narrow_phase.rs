@@ -101,7 +101,7 @@ pub(crate) fn update_contacts(
 /// Brings the contact graph's pairs in line with this step's broad-phase pairs (both sorted
 /// by collider entities): pairs found again keep their manifolds, new ones start empty, and
 /// those not found end. When the pairs are last step's, as in a settled scene, they stay where
-/// they are (moving each 368-byte pair cost the 210-cube pyramid 3 % of its step).
+/// they are (moving each 240-byte pair cost the 210-cube pyramid 3 % of its step).
 fn merge_pairs(broad: &BroadPhase, graph: &mut ContactGraph) {
     let entities = |(a, b): (u32, u32)| {
         (

@@ -354,8 +354,8 @@ pub(crate) fn prepare_contacts(
     layout_blocks(contacts);
     // Impulses are stored per step; the solver accumulates per substep.
     let per_substep = 1.0 / time.substeps as Scalar;
-    let (blocks, points) = (&mut contacts.blocks, &mut contacts.points);
-    let (blocks, points) = (Shared::new(blocks), Shared::new(points));
+    let blocks = Shared::new(&mut contacts.blocks);
+    let points = Shared::new(&mut contacts.points);
     let refs = BlockRefs {
         ranges: &contacts.block_manifolds,
         manifolds: &contacts.manifolds,
