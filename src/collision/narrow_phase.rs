@@ -25,7 +25,7 @@ use crate::prefetch::{PREFETCH_ABOVE, prefetch};
 use crate::settings::SolverConfig;
 
 /// Below this many pairs the narrow phase runs on the calling thread: handing half of the
-/// 210-cube pyramid's 400 pairs to the other core cost more than it saved when the VM's two
+/// 210-cube pyramid's few hundred pairs to the other core cost more than it saved when the VM's two
 /// cores were far apart (a 400 ns cache-line round trip).
 const PARALLEL_PAIRS: usize = 1024;
 

@@ -43,7 +43,7 @@ pub(crate) const LANES: usize = 4;
 
 /// Below this many blocks a stage runs on the calling thread. Every colour of a parallel
 /// stage ends in a barrier and hands body states from one core to the other, which costs more
-/// than a small scene saves: the 210-cube pyramid (about 100 blocks) gained 1.11–1.17× on two
+/// than a small scene saves: the 210-cube pyramid (under 256 blocks) gained 1.11–1.17× on two
 /// threads when the VM's two cores were close, and ran 2.1× slower when a cache line took
 /// 400 ns to go from one to the other and back.
 pub(crate) const PARALLEL_BLOCKS: usize = 256;
