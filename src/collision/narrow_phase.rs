@@ -25,8 +25,8 @@ use crate::prefetch::{PREFETCH_ABOVE, prefetch};
 use crate::settings::SolverConfig;
 
 /// Below this many pairs the narrow phase runs on the calling thread: handing half of the
-/// 210-cube pyramid's few hundred pairs to the other core cost more than it saved when the VM's two
-/// cores were far apart (a 400 ns cache-line round trip).
+/// 210-cube pyramid's few hundred pairs to the other core cost more than it saved when the
+/// VM's two cores were far apart (a 400 ns cache-line round trip).
 const PARALLEL_PAIRS: usize = 1024;
 
 /// How many pairs ahead the pair updates prefetch a pair's manifold points (and twice as many
