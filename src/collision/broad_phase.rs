@@ -129,7 +129,8 @@ pub(crate) struct BroadPhase {
     generation: u64,
     /// This step's pairs with their entities' bits, for sorting without indirection.
     keyed_pairs: Vec<(u64, u64, u32, u32)>,
-    /// Last step's `keyed_pairs` in the order the tree traversal met them, before sorting.
+    /// Last step's `keyed_pairs` in the order the tree traversal met them, before sorting:
+    /// `pairs` is always these, sorted (a snapshot keeps and restores both).
     last_found: Vec<(u64, u64, u32, u32)>,
 }
 
@@ -207,7 +208,7 @@ impl BroadPhase {
             bvh: self.bvh.clone(),
             workspace: BvhWorkspace::default(),
             keyed_pairs: Vec::new(),
-            last_found: Vec::new(),
+            last_found: self.last_found.clone(),
             leaf_proxy: self.leaf_proxy.clone(),
             leaves: self.leaves.clone(),
             generation: self.generation,
@@ -218,6 +219,7 @@ impl BroadPhase {
     pub(crate) fn restore_state(&mut self, state: &Self) {
         self.proxies.clone_from(&state.proxies);
         self.pairs.clone_from(&state.pairs);
+        self.last_found.clone_from(&state.last_found);
         self.bvh.clone_from(&state.bvh);
         self.leaf_proxy.clone_from(&state.leaf_proxy);
         self.leaves.clone_from(&state.leaves);
