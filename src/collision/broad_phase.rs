@@ -129,9 +129,6 @@ pub(crate) struct BroadPhase {
     generation: u64,
     /// This step's pairs with their entities' bits, for sorting without indirection.
     keyed_pairs: Vec<(u64, u64, u32, u32)>,
-    /// Last step's `keyed_pairs` in the order the tree traversal met them, before sorting:
-    /// `pairs` is always these, sorted (a snapshot keeps and restores both).
-    last_found: Vec<(u64, u64, u32, u32)>,
 }
 
 impl BroadPhase {
@@ -208,7 +205,6 @@ impl BroadPhase {
             bvh: self.bvh.clone(),
             workspace: BvhWorkspace::default(),
             keyed_pairs: Vec::new(),
-            last_found: self.last_found.clone(),
             leaf_proxy: self.leaf_proxy.clone(),
             leaves: self.leaves.clone(),
             generation: self.generation,
@@ -219,7 +215,6 @@ impl BroadPhase {
     pub(crate) fn restore_state(&mut self, state: &Self) {
         self.proxies.clone_from(&state.proxies);
         self.pairs.clone_from(&state.pairs);
-        self.last_found.clone_from(&state.last_found);
         self.bvh.clone_from(&state.bvh);
         self.leaf_proxy.clone_from(&state.leaf_proxy);
         self.leaves.clone_from(&state.leaves);
@@ -338,16 +333,9 @@ pub(crate) fn find_pairs(mut broad: ResMut<BroadPhase>, exclusions: Res<Collisio
                 });
             }
         });
-    // While the bodies stay inside their boxes the tree keeps its shape, and the traversal
-    // meets last step's pairs in last step's order: then last step's sorted pairs stand (the
-    // sort took 2 % of the 210-cube pyramid's step).
-    if broad.keyed_pairs == broad.last_found {
-        return;
-    }
-    broad.last_found.clone_from(&broad.keyed_pairs);
     // By entity (`Entity`'s order is its bits' order), so that downstream order never depends
     // on the tree's shape; the keys are distinct.
-    broad.keyed_pairs.sort_unstable();
+    keyed.sort_unstable();
     broad.pairs.clear();
     broad
         .pairs
