@@ -173,10 +173,20 @@ pub(crate) struct Islands {
     parent: Vec<u32>,
     /// Per root: any awake, any asleep, kept awake, minimum timer of awake members.
     state: Vec<IslandState>,
-    /// Node index → body entity.
-    entities: Vec<Entity>,
+    /// Node index → the body and what this step's first pass read of it, so that the later
+    /// passes look bodies up only to change them.
+    members: Vec<Member>,
     /// Nodes touching a moving kinematic body.
     keep_awake: Vec<u32>,
+}
+
+/// One dynamic body of the island graph.
+#[derive(Clone, Copy)]
+struct Member {
+    entity: Entity,
+    timer: Scalar,
+    sleeping: bool,
+    disabled: bool,
 }
 
 #[derive(Clone, Copy)]
@@ -239,7 +249,7 @@ pub(crate) fn update_sleeping(
     let islands = &mut *islands;
     islands.parent.clear();
     islands.node_of.iter_mut().for_each(|n| *n = 0);
-    islands.entities.clear();
+    islands.members.clear();
     islands.keep_awake.clear();
     for (entity, rb, v, w, mut timer, sleeping, disabled) in &mut bodies {
         if !rb.is_dynamic() {
@@ -252,7 +262,6 @@ pub(crate) fn update_sleeping(
         let node = islands.parent.len() as u32;
         islands.node_of[index] = node + 1;
         islands.parent.push(node);
-        islands.entities.push(entity);
         if !sleeping {
             let slow = v.length() < threshold.linear && w.length() < threshold.angular;
             timer.0 = if slow && !disabled {
@@ -261,6 +270,12 @@ pub(crate) fn update_sleeping(
                 0.0
             };
         }
+        islands.members.push(Member {
+            entity,
+            timer: timer.0,
+            sleeping,
+            disabled,
+        });
     }
     for pair in graph.pairs.iter().filter(|p| p.touching && !p.sensor) {
         match (islands.node(pair.body1), islands.node(pair.body2)) {
@@ -288,33 +303,41 @@ pub(crate) fn update_sleeping(
         min_timer: Scalar::INFINITY,
     };
     islands.state.clear();
-    islands.state.resize(islands.entities.len(), fresh);
+    islands.state.resize(islands.members.len(), fresh);
     for i in 0..islands.keep_awake.len() {
         let root = islands.find(islands.keep_awake[i]);
         islands.state[root as usize].keep_awake = true;
     }
-    for node in 0..islands.entities.len() {
-        let entity = islands.entities[node];
-        let (_, _, _, _, timer, sleeping, disabled) = bodies.get(entity).expect("gathered above");
+    for node in 0..islands.members.len() {
+        let member = islands.members[node];
         let root = islands.find(node as u32) as usize;
         let state = &mut islands.state[root];
-        state.asleep |= sleeping;
-        state.awake |= !sleeping;
-        state.keep_awake |= disabled;
-        if !sleeping {
-            state.min_timer = state.min_timer.min(timer.0);
+        state.asleep |= member.sleeping;
+        state.awake |= !member.sleeping;
+        state.keep_awake |= member.disabled;
+        if !member.sleeping {
+            state.min_timer = state.min_timer.min(member.timer);
         }
     }
-    for node in 0..islands.entities.len() {
-        let entity = islands.entities[node];
+    for node in 0..islands.members.len() {
+        let Member {
+            entity, sleeping, ..
+        } = islands.members[node];
         let root = islands.find(node as u32) as usize;
         let state = islands.state[root];
-        let (_, _, mut v, mut w, mut timer, sleeping, _) =
-            bodies.get_mut(entity).expect("gathered above");
-        if sleeping && (state.awake || state.keep_awake) {
+        let wake = sleeping && (state.awake || state.keep_awake);
+        let sleep = !wake
+            && !state.asleep
+            && !state.keep_awake
+            && state.min_timer >= threshold.time_to_sleep;
+        if !(wake || sleep) {
+            continue;
+        }
+        let (_, _, mut v, mut w, mut timer, ..) = bodies.get_mut(entity).expect("gathered above");
+        if wake {
             commands.entity(entity).remove::<Sleeping>();
             timer.0 = 0.0;
-        } else if !state.asleep && !state.keep_awake && state.min_timer >= threshold.time_to_sleep {
+        } else {
             commands.entity(entity).insert(Sleeping);
             v.bypass_change_detection().0 = Vec3::ZERO;
             w.bypass_change_detection().0 = Vec3::ZERO;

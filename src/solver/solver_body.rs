@@ -354,6 +354,10 @@ pub struct SolverBodies {
     /// Pairs of bodies joined by a constraint this step, for island building.
     #[reflect(ignore)]
     pub(crate) links: Vec<(Entity, Entity)>,
+    /// Whether any XPBD constraint acts on an awake body this step (if none, no position
+    /// changes need projecting to velocities).
+    #[reflect(ignore)]
+    pub(crate) xpbd_active: bool,
     /// The world's gravity this step, for bodies brought in after the gather.
     #[reflect(ignore)]
     pub(crate) gravity: Vector,
@@ -384,6 +388,7 @@ impl Default for SolverBodies {
             slots: Vec::new(),
             woken: Vec::new(),
             links: Vec::new(),
+            xpbd_active: false,
             gravity: Vector::ZERO,
             substep: 0.0,
             substeps_done: 0,
@@ -466,6 +471,7 @@ impl SolverBodies {
         self.states_live = false;
         self.woken.clear();
         self.links.clear();
+        self.xpbd_active = false;
         self.substeps_done = 0;
         self.generation = self.generation.wrapping_add(1);
     }

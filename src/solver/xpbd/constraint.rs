@@ -450,6 +450,7 @@ pub(crate) fn resolve<const N: usize>(
             }
         };
     }
+    solver.xpbd_active = true;
     if refresh_inertia {
         for &slot in &slots {
             solver.bodies[slot].constrained = true;

@@ -7,8 +7,12 @@ use crate::schedule::PhysicsStepTime;
 use crate::solver::SolverBodies;
 
 /// Adds `(position change made by the XPBD sets) / h` to each body's linear velocity, and the
-/// angular velocity of the rotation change to its angular velocity.
+/// angular velocity of the rotation change to its angular velocity. Nothing to do in a step
+/// without constraints: only the XPBD sets move bodies after the position integration.
 pub(crate) fn project_velocities(mut solver: ResMut<SolverBodies>, time: Res<PhysicsStepTime>) {
+    if !solver.xpbd_active {
+        return;
+    }
     let inv_h = 1.0 / time.substep_delta;
     for body in solver.bodies.iter_mut().skip(1) {
         if !body.is_dynamic() {
