@@ -69,6 +69,27 @@ pub(crate) struct ColliderProxy {
     pub hooks: ActiveCollisionHooks,
 }
 
+impl ColliderProxy {
+    /// A proxy of `shape` to be filled in (a static collider at the origin until then).
+    fn new(shape: SharedShape) -> Self {
+        Self {
+            entity: Entity::PLACEHOLDER,
+            body: None,
+            shape,
+            pose: Pose::IDENTITY,
+            local: Pose::IDENTITY,
+            aabb: Aabb::new_invalid(),
+            kind: ProxyKind::Static,
+            sensor: false,
+            layers: default(),
+            friction: default(),
+            restitution: default(),
+            motion: 0.0,
+            hooks: default(),
+        }
+    }
+}
+
 /// Body pairs that must not collide (joined bodies), as `(min, max)` entity pairs.
 #[derive(Resource, Default)]
 pub(crate) struct CollisionExclusions {
@@ -181,17 +202,23 @@ impl BroadPhase {
         self.refit();
     }
 
-    /// Moves the proxy at `index` to the world pose `pose`. Its leaf follows, and the boxes
-    /// above it grow until one already holds it: the tree stays valid without a refit of all
-    /// its nodes, only looser where bodies moved out of their boxes, until the next step's
-    /// broad phase refits it.
+    /// Moves the proxy at `index` to the world pose `pose`. Its leaf follows, but the boxes
+    /// above it do not: call [`Self::refit_boxes`] after moving proxies.
     pub(crate) fn move_proxy(&mut self, index: usize, pose: Pose, margin: Scalar) {
         let proxy = &mut self.proxies[index];
         proxy.pose = pose;
         proxy.aabb = proxy.shape.compute_aabb(&pose).loosened(margin);
         if proxy.aabb.mins.is_finite() && proxy.aabb.maxs.is_finite() {
-            self.bvh.insert(proxy.aabb, proxy.entity.index_u32());
+            self.bvh
+                .insert_or_update_partially(proxy.aabb, proxy.entity.index_u32(), 0.0);
         }
+    }
+
+    /// Brings the inner boxes of the tree up to date with moved leaves, keeping its shape and
+    /// layout. One pass over the tree: cheaper, when most leaves moved, than growing each
+    /// leaf's ancestors as it moves (free10k: the ancestor walks cost twice this pass).
+    pub(crate) fn refit_boxes(&mut self) {
+        self.bvh.refit_without_opt();
     }
 
     /// A copy of everything but the scratch workspace, for a
@@ -219,6 +246,21 @@ impl BroadPhase {
         self.leaf_proxy.clone_from(&state.leaf_proxy);
         self.leaves.clone_from(&state.leaves);
         self.generation = state.generation;
+    }
+
+    /// The proxy at `index` (a new one at the end), holding `shape`, for the caller to fill in.
+    /// Last step's proxy is reused as it is: a collider keeps its shape from step to step, and
+    /// cloning and dropping the shared shape of every collider every step cost 3 % of a step
+    /// of 10,000 free spheres (the reference count is atomic).
+    fn proxy_slot(&mut self, index: usize, shape: &SharedShape) -> &mut ColliderProxy {
+        if index == self.proxies.len() {
+            self.proxies.push(ColliderProxy::new(shape.clone()));
+        }
+        let proxy = &mut self.proxies[index];
+        if !std::sync::Arc::ptr_eq(&proxy.shape.0, &shape.0) {
+            proxy.shape = shape.clone();
+        }
+        proxy
     }
 
     /// Brings the inner nodes of the tree up to date with moved leaves.
@@ -261,7 +303,7 @@ pub(crate) fn collect_colliders(
 ) {
     let dt = time.delta;
     let margin = config.speculative_distance();
-    broad.proxies.clear();
+    let mut count = 0;
     for (entity, collider, local, collider_of, layers, sensor, friction, restitution, hooks) in
         &colliders
     {
@@ -290,25 +332,25 @@ pub(crate) fn collect_colliders(
         if !aabb.mins.is_finite() || !aabb.maxs.is_finite() {
             continue;
         }
-        broad.proxies.push(ColliderProxy {
-            entity,
-            body: body.map(|(e, _)| e),
-            shape: collider.shape().clone(),
-            pose,
-            local,
-            aabb,
-            kind,
-            sensor,
-            layers: layers.copied().unwrap_or_default(),
-            friction: friction.or(body_friction).copied().unwrap_or_default(),
-            restitution: restitution
-                .or(body_restitution)
-                .copied()
-                .unwrap_or_default(),
-            motion,
-            hooks: hooks.copied().unwrap_or_default(),
-        });
+        let proxy = broad.proxy_slot(count, collider.shape());
+        proxy.entity = entity;
+        proxy.body = body.map(|(e, _)| e);
+        proxy.pose = pose;
+        proxy.local = local;
+        proxy.aabb = aabb;
+        proxy.kind = kind;
+        proxy.sensor = sensor;
+        proxy.layers = layers.copied().unwrap_or_default();
+        proxy.friction = friction.or(body_friction).copied().unwrap_or_default();
+        proxy.restitution = restitution
+            .or(body_restitution)
+            .copied()
+            .unwrap_or_default();
+        proxy.motion = motion;
+        proxy.hooks = hooks.copied().unwrap_or_default();
+        count += 1;
     }
+    broad.proxies.truncate(count);
 }
 
 /// Updates the tree with this step's AABBs and collects the overlapping pairs that may

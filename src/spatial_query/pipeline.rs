@@ -136,6 +136,7 @@ pub(crate) fn follow_moved_bodies(
         let world = pose(position.0, rotation.0) * proxy.local;
         broad.move_proxy(index, world, margin);
     }
+    broad.refit_boxes();
 }
 
 /// Colliders were spawned or despawned since the tree was last built.
