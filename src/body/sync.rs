@@ -309,16 +309,19 @@ pub(crate) fn position_to_transform(
         >,
         Query<(Option<&ChildOf>, Option<&Transform>)>,
     )>,
+    children: Query<
+        Entity,
+        (
+            With<RigidBody>,
+            With<ChildOf>,
+            Or<(Changed<Position>, Changed<Rotation>)>,
+        ),
+    >,
     mut parents: Local<Vec<(Entity, Affine3A)>>,
 ) {
     // Parents' world transforms first (they are read from `Transform`s this system writes).
     parents.clear();
-    parents.extend(
-        set.p0()
-            .iter()
-            .filter(|(.., has_parent)| *has_parent)
-            .map(|(entity, ..)| (entity, Affine3A::IDENTITY)),
-    );
+    parents.extend(children.iter().map(|entity| (entity, Affine3A::IDENTITY)));
     if !parents.is_empty() {
         let links = set.p1();
         for (entity, affine) in parents.iter_mut() {
