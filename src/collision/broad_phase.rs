@@ -215,8 +215,9 @@ impl BroadPhase {
     }
 
     /// Brings the inner boxes of the tree up to date with moved leaves, keeping its shape and
-    /// layout. One pass over the tree: cheaper, when most leaves moved, than growing each
-    /// leaf's ancestors as it moves (free10k: the ancestor walks cost twice this pass).
+    /// layout. One pass over the tree, like the broad phase's own refit each step; where most
+    /// leaves moved it is cheaper than growing each leaf's ancestors as it moves (free10k:
+    /// 2.36 → 2.25 ms per step).
     pub(crate) fn refit_boxes(&mut self) {
         self.bvh.refit_without_opt();
     }

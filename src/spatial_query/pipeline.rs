@@ -125,6 +125,7 @@ pub(crate) fn follow_moved_bodies(
     // The step's broad phase collected every collider spawned before it.
     stale.0 = false;
     let margin = config.speculative_distance();
+    let mut moved = false;
     for index in 0..broad.proxies.len() {
         let proxy = &broad.proxies[index];
         if !matches!(proxy.kind, ProxyKind::Dynamic | ProxyKind::Kinematic) {
@@ -135,8 +136,11 @@ pub(crate) fn follow_moved_bodies(
         };
         let world = pose(position.0, rotation.0) * proxy.local;
         broad.move_proxy(index, world, margin);
+        moved = true;
     }
-    broad.refit_boxes();
+    if moved {
+        broad.refit_boxes();
+    }
 }
 
 /// Colliders were spawned or despawned since the tree was last built.
