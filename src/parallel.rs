@@ -2,7 +2,7 @@
 //! that runs them.
 //!
 //! With the `parallel` feature and more than one compute thread, a large stage (the narrow
-//! phase's pair updates, integration, the contact solver's colour stages) is cut into chunks
+//! phase's pair updates, the contact solver's colour stages) is cut into chunks
 //! that the calling thread and `threads − 1` helpers claim from one atomic cursor. Loops whose
 //! iterations are independent use [`parallel_for`]; the colour stages use [`run_chunks`] with
 //! an order between chunks (see `solver::colouring`). Either way each element is computed by
