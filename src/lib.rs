@@ -248,7 +248,7 @@ pub mod prelude {
     pub use crate::math::{Scalar, Vector};
     pub use crate::schedule::{
         PhysicsSchedule, PhysicsStepSet, PhysicsStepTime, SolverSet, SubstepCount, SubstepSchedule,
-        SubstepSolverSet,
+        SubstepSolverSet, ThreadUse,
     };
     pub use crate::settings::{Gravity, SolverConfig};
     pub use crate::sleeping::SleepThreshold;

@@ -27,14 +27,20 @@
 //! none included: the publisher runs it too, and returns only when every helper that started
 //! it has returned. One world steps at a time on the crew; a second one publishing meanwhile
 //! (two apps stepping on two threads) runs its job alone.
+//!
+//! ## Whether to share out at all
+//!
+//! The step runner runs each step either with the crew or on the calling thread alone
+//! ([`on_one_thread_if`]), as the world's [`ThreadUse`](crate::schedule::ThreadUse) says; by
+//! default it times a few steps each way now and then and keeps the faster. Since results do
+//! not depend on the thread count, the choice only changes the time a step takes.
 
+use std::cell::Cell;
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use bevy::tasks::{ComputeTaskPool, TaskPool};
-
-use crate::schedule::PARALLEL_COUNTERS;
 
 /// Runs `kernel` on `0..len` in chunks: in parallel on the compute task pool if `len` is at
 /// least `threshold` and the pool has more than one thread, else on the calling thread as
@@ -50,9 +56,35 @@ pub(crate) fn parallel_for(len: usize, threshold: usize, kernel: impl Fn(Range<u
 }
 
 /// The compute task pool, if it has threads to spare for helpers (with the `parallel`
-/// feature and more than one compute thread).
+/// feature and more than one compute thread) and the step running on this thread may use
+/// them (see [`on_one_thread_if`]).
 pub(crate) fn pool_with_helpers() -> Option<&'static ComputeTaskPool> {
+    if ONE_THREAD.get() {
+        return None;
+    }
+    compute_pool()
+}
+
+/// The compute task pool, if it has threads to spare for helpers, whatever the step running
+/// on this thread may use.
+pub(crate) fn compute_pool() -> Option<&'static ComputeTaskPool> {
     ComputeTaskPool::try_get().filter(|pool| pool.thread_num() > 1)
+}
+
+thread_local! {
+    /// Set while a step that must stay on this thread runs on it. Thread-local, not global:
+    /// the step's systems all run on the thread that runs the step (single-threaded
+    /// executors), and two worlds stepping on two threads choose independently.
+    static ONE_THREAD: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Runs `f` with the parallel stages kept on this thread if `one_thread`, and returns what it
+/// returns (see [`ThreadUse`](crate::schedule::ThreadUse)).
+pub(crate) fn on_one_thread_if<R>(one_thread: bool, f: impl FnOnce() -> R) -> R {
+    let outer = ONE_THREAD.replace(one_thread);
+    let result = f();
+    ONE_THREAD.set(outer);
+    result
 }
 
 /// Runs `kernel` on `0..len` in about four chunks per thread (of at least `min_chunk`), with
@@ -117,6 +149,24 @@ pub(crate) fn run_chunks(
         .parallel_stages
         .fetch_add(1, Ordering::Relaxed);
 }
+
+/// Counters that show whether (and how much) the parallel paths ran. Not part of the API:
+/// the determinism test reads them.
+#[doc(hidden)]
+#[derive(Debug, Default)]
+pub struct ParallelCounters {
+    /// Parallel loops (solver stages, integration, narrow phases) handed to several workers.
+    pub parallel_stages: AtomicU64,
+    /// Chunks run by helper tasks (not by the thread that handed the loop out).
+    pub helper_chunks: AtomicU64,
+}
+
+/// The process-wide counters.
+#[doc(hidden)]
+pub static PARALLEL_COUNTERS: ParallelCounters = ParallelCounters {
+    parallel_stages: AtomicU64::new(0),
+    helper_chunks: AtomicU64::new(0),
+};
 
 /// Shared mutable access to a slice for the parallel loops.
 ///
@@ -418,5 +468,18 @@ mod tests {
         });
         assert!(ran.load(Ordering::SeqCst) >= 1);
         assert!(!helper_panicked());
+    }
+
+    #[test]
+    fn a_step_on_one_thread_keeps_its_stages_on_it() {
+        let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+        ComputeTaskPool::get_or_init(two_threads);
+        assert!(pool_with_helpers().is_some());
+        assert!(on_one_thread_if(true, || pool_with_helpers().is_none()));
+        assert!(on_one_thread_if(false, || pool_with_helpers().is_some()));
+        assert!(
+            pool_with_helpers().is_some(),
+            "the flag is cleared after the step"
+        );
     }
 }

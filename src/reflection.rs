@@ -47,7 +47,7 @@
 //!
 //! | carried (reflected with their values) | recomputed on load |
 //! | --- | --- |
-//! | everything a user sets: body kind, pose, velocities, mass overrides, forces, damping, locked axes, sleeping, colliders and their materials and layers, sensors, joints (with their anchors, limits, motors and the relative rotation a fixed joint locked in), casters, character controllers, swept CCD, the settings resources ([`Gravity`], [`SubstepCount`], [`SolverConfig`], [`SleepThreshold`], [`XpbdIterations`]) | the engine's per-step working state: [`ContactGraph`], [`SolverBodies`], [`VelocityRows`] and [`VelocityConstraintCaches`] are registered but reflect no fields, so a scene carries them empty and the loading world keeps its own. Contacts are found again by the first step after loading, so warm starting begins from zero impulses. |
+//! | everything a user sets: body kind, pose, velocities, mass overrides, forces, damping, locked axes, sleeping, colliders and their materials and layers, sensors, joints (with their anchors, limits, motors and the relative rotation a fixed joint locked in), casters, character controllers, swept CCD, the settings resources ([`Gravity`], [`SubstepCount`], [`SolverConfig`], [`ThreadUse`], [`SleepThreshold`], [`XpbdIterations`]) | the engine's per-step working state: [`ContactGraph`], [`SolverBodies`], [`VelocityRows`] and [`VelocityConstraintCaches`] are registered but reflect no fields, so a scene carries them empty and the loading world keeps its own. Contacts are found again by the first step after loading, so warm starting begins from zero impulses. |
 //! | the engine's bookkeeping components, so that a whole-world round trip restores the bodies as they were: [`PoseSync`] (the pose last exchanged with `Transform`; without it a loaded body counts as moved by the user and wakes up), [`ComputedMass`], [`SleepTimer`], [`ColliderPose`], [`ColliderOf`], [`DisabledCollider`], [`CollidingEntities`], hits of casters, [`CharacterControllerState`], [`PhysicsStepTime`] | the interpolation plugin's per-body state (inserted again with `TransformInterpolation` / `TransformExtrapolation`, and filled by the first step) |
 //!
 //! The marker components of [`interpolation`](crate::interpolation) and the
@@ -68,6 +68,7 @@
 //! [`Gravity`]: crate::settings::Gravity
 //! [`SubstepCount`]: crate::schedule::SubstepCount
 //! [`SolverConfig`]: crate::settings::SolverConfig
+//! [`ThreadUse`]: crate::schedule::ThreadUse
 //! [`SleepThreshold`]: crate::sleeping::SleepThreshold
 //! [`XpbdIterations`]: crate::solver::xpbd::XpbdIterations
 //! [`ContactGraph`]: crate::collision::ContactGraph
@@ -98,7 +99,7 @@ use crate::collision::{
     CollidingEntities, CollisionEventsEnabled, CollisionLayers, ContactGraph, Friction,
     Restitution, Sensor,
 };
-use crate::schedule::{PhysicsStepTime, SubstepCount};
+use crate::schedule::{PhysicsStepTime, SubstepCount, ThreadUse};
 use crate::settings::{Gravity, SolverConfig};
 use crate::sleeping::SleepThreshold;
 use crate::solver::joints::{
@@ -194,6 +195,7 @@ impl Plugin for ReflectionPlugin {
         app.register_type::<Gravity>()
             .register_type::<SubstepCount>()
             .register_type::<SolverConfig>()
+            .register_type::<ThreadUse>()
             .register_type::<SleepThreshold>()
             .register_type::<PhysicsStepTime>();
         // Bevy's own types the engine reads, which Bevy registers only with its

@@ -9,7 +9,9 @@
 //! Both schedules use the single-threaded executor: their systems are a strict chain, and the
 //! parallel work (with the `parallel` feature) happens inside systems on Bevy's task pools.
 
-use std::sync::atomic::AtomicU64;
+use std::time::Duration;
+
+use bevy::platform::time::Instant;
 
 use bevy::ecs::schedule::{InternedScheduleLabel, ScheduleLabel, SingleThreadedExecutor};
 use bevy::prelude::*;
@@ -122,6 +124,33 @@ impl crate::validation::Validate for SubstepCount {
     }
 }
 
+/// How a step uses the compute threads with the `parallel` feature (without it, or with one
+/// compute thread, every step runs on the calling thread whatever this says).
+///
+/// Whether sharing a stage out pays depends on the machine as much as on the scene: it costs
+/// a hand-over per stage and moves the stage's data between the cores' caches, and on a
+/// virtual machine whose cores are sometimes far apart two threads can be slower than one
+/// (see the README's benchmarks). Results are bit-identical either way, so the engine can
+/// choose by timing.
+#[derive(Resource, Reflect, Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[reflect(Resource, Default, Debug, PartialEq)]
+#[cfg_attr(
+    feature = "serialize",
+    derive(serde::Serialize, serde::Deserialize),
+    reflect(Serialize, Deserialize)
+)]
+pub enum ThreadUse {
+    /// Time it: every 240 steps, three steps run on one thread and three on the compute
+    /// pool, alternately, and the faster way (by each way's quickest step) is kept for the
+    /// next 240. Large stages then run in parallel only while that is faster.
+    #[default]
+    Adaptive,
+    /// Large stages always run on the compute pool.
+    Parallel,
+    /// Every step runs on the calling thread.
+    OneThread,
+}
+
 /// Timing of the step in progress, readable by systems in both physics schedules.
 #[derive(Resource, Reflect, Clone, Copy, Debug, Default, PartialEq)]
 #[reflect(Resource, Default, Debug, PartialEq)]
@@ -151,7 +180,8 @@ pub(crate) struct PhysicsSchedulePlugin {
 impl Plugin for PhysicsSchedulePlugin {
     fn build(&self, app: &mut App) {
         app.init_resource::<SubstepCount>()
-            .init_resource::<PhysicsStepTime>();
+            .init_resource::<PhysicsStepTime>()
+            .init_resource::<ThreadUse>();
 
         let mut step = Schedule::new(PhysicsSchedule);
         step.set_executor(SingleThreadedExecutor::new())
@@ -225,7 +255,74 @@ fn run_physics_step(world: &mut World) {
         time.substep = 0;
         time.step_count += 1;
     }
-    world.run_schedule(PhysicsSchedule);
+    run_with_thread_use(world);
+}
+
+/// Runs [`PhysicsSchedule`] with the thread use its [`ThreadUse`] asks for, and times it for
+/// [`ThreadUse::Adaptive`].
+fn run_with_thread_use(world: &mut World) {
+    if crate::parallel::compute_pool().is_none() {
+        world.run_schedule(PhysicsSchedule);
+        return;
+    }
+    let mode = world
+        .get_resource::<ThreadUse>()
+        .copied()
+        .unwrap_or_default();
+    let one_thread = match mode {
+        ThreadUse::Adaptive => world.get_resource_or_init::<ThreadTrial>().one_thread_now(),
+        ThreadUse::Parallel => false,
+        ThreadUse::OneThread => true,
+    };
+    let start = Instant::now();
+    crate::parallel::on_one_thread_if(one_thread, || world.run_schedule(PhysicsSchedule));
+    let time = start.elapsed();
+    if mode == ThreadUse::Adaptive {
+        world.resource_mut::<ThreadTrial>().record(time);
+    }
+}
+
+/// Steps between two timing trials of [`ThreadUse::Adaptive`].
+const TRIAL_PERIOD: u32 = 240;
+
+/// Steps of a trial: one thread and the compute pool alternately, starting with one thread.
+const TRIAL_STEPS: u32 = 6;
+
+/// The timing trials of [`ThreadUse::Adaptive`] for one world: a cycle of [`TRIAL_STEPS`]
+/// trial steps (the first steps of a world among them) and [`TRIAL_PERIOD`] steps the way
+/// the trial chose. A way is judged by its quickest trial step, the figure least disturbed by
+/// other load on the machine; the scene changes little over six steps.
+#[derive(Resource, Default)]
+pub(crate) struct ThreadTrial {
+    /// Position in the cycle.
+    step: u32,
+    /// The quickest trial step of each way so far: one thread, compute pool.
+    quickest: [Duration; 2],
+    /// Whether the last trial found the compute pool faster.
+    parallel: bool,
+}
+
+impl ThreadTrial {
+    /// Whether the next step runs on one thread.
+    fn one_thread_now(&self) -> bool {
+        if self.step < TRIAL_STEPS {
+            self.step.is_multiple_of(2)
+        } else {
+            !self.parallel
+        }
+    }
+
+    /// Records the time of the step that [`Self::one_thread_now`] was asked about.
+    fn record(&mut self, time: Duration) {
+        if self.step < TRIAL_STEPS {
+            let way = &mut self.quickest[(self.step % 2) as usize];
+            *way = if self.step < 2 { time } else { time.min(*way) };
+            if self.step == TRIAL_STEPS - 1 {
+                self.parallel = self.quickest[1] < self.quickest[0];
+            }
+        }
+        self.step = (self.step + 1) % (TRIAL_STEPS + TRIAL_PERIOD);
+    }
 }
 
 /// Runs [`SubstepSchedule`] once per substep.
@@ -240,20 +337,75 @@ fn run_substeps(world: &mut World) {
     world.resource_mut::<PhysicsStepTime>().substep = 0;
 }
 
-/// Counters that show whether (and how much) the parallel paths ran. Not part of the API:
-/// the determinism test reads them.
+/// The counters of the parallel paths, for the determinism test. Not part of the API.
 #[doc(hidden)]
-#[derive(Debug, Default)]
-pub struct ParallelCounters {
-    /// Parallel loops (solver stages, integration, narrow phases) handed to several workers.
-    pub parallel_stages: AtomicU64,
-    /// Chunks run by helper tasks (not by the thread that handed the loop out).
-    pub helper_chunks: AtomicU64,
-}
+pub use crate::parallel::{PARALLEL_COUNTERS, ParallelCounters};
 
-/// The process-wide counters.
-#[doc(hidden)]
-pub static PARALLEL_COUNTERS: ParallelCounters = ParallelCounters {
-    parallel_stages: AtomicU64::new(0),
-    helper_chunks: AtomicU64::new(0),
-};
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Feeds a whole trial to `trial`: `one` and `pool` are the times (ms) of its steps on
+    /// one thread and on the pool, in the order they run.
+    fn run_trial(trial: &mut ThreadTrial, one: [u64; 3], pool: [u64; 3]) {
+        for i in 0..TRIAL_STEPS as usize {
+            let one_thread = trial.one_thread_now();
+            assert_eq!(
+                one_thread,
+                i % 2 == 0,
+                "trial steps alternate, one thread first"
+            );
+            let ms = if one_thread { one[i / 2] } else { pool[i / 2] };
+            trial.record(Duration::from_millis(ms));
+        }
+    }
+
+    #[test]
+    fn the_adaptive_trial_keeps_the_way_with_the_quickest_step_until_the_next_trial() {
+        let mut trial = ThreadTrial::default();
+        // The pool's steps are slower except one disturbed one-thread step: one thread wins
+        // on its quickest step.
+        run_trial(&mut trial, [2, 9, 2], [3, 3, 3]);
+        for _ in 0..TRIAL_PERIOD {
+            assert!(trial.one_thread_now());
+            trial.record(Duration::from_millis(1));
+        }
+        // The next trial finds the pool faster, and the steps after it use the pool.
+        run_trial(&mut trial, [4, 4, 4], [3, 5, 5]);
+        for _ in 0..TRIAL_PERIOD {
+            assert!(!trial.one_thread_now());
+            trial.record(Duration::from_millis(1));
+        }
+        assert!(trial.one_thread_now(), "a new trial starts");
+    }
+
+    /// Steps a world whose physics schedule records whether its stages may use the compute
+    /// pool, with each thread use in turn.
+    #[cfg(feature = "parallel")]
+    #[test]
+    fn a_step_uses_the_pool_as_its_thread_use_says() {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        static ON_POOL: AtomicBool = AtomicBool::new(false);
+        bevy::tasks::ComputeTaskPool::get_or_init(|| {
+            bevy::tasks::TaskPoolBuilder::new().num_threads(2).build()
+        });
+        let mut world = World::new();
+        let mut schedule = Schedule::new(PhysicsSchedule);
+        schedule.add_systems(|| {
+            let on_pool = crate::parallel::pool_with_helpers().is_some();
+            ON_POOL.store(on_pool, Ordering::SeqCst);
+        });
+        world.add_schedule(schedule);
+        let mut on_pool = |mode| {
+            world.insert_resource(mode);
+            run_with_thread_use(&mut world);
+            ON_POOL.load(Ordering::SeqCst)
+        };
+        assert!(on_pool(ThreadUse::Parallel));
+        assert!(!on_pool(ThreadUse::OneThread));
+        // Adaptive: the first trial alternates, starting with one thread.
+        assert!(!on_pool(ThreadUse::Adaptive));
+        assert!(on_pool(ThreadUse::Adaptive));
+        assert!(!on_pool(ThreadUse::Adaptive));
+    }
+}

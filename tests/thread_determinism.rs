@@ -38,6 +38,8 @@ const THREADS_VAR: &str = "IMPETUS_DETERMINISM_THREADS";
 /// solver's stages and the narrow phase to run in parallel chunks.
 fn scene() -> App {
     let mut app = impetus3d::headless_app(1.0 / 60.0);
+    // Every step on the compute pool (the default would time some steps on one thread).
+    app.insert_resource(ThreadUse::Parallel);
     app.world_mut().spawn((
         RigidBody::Static,
         Collider::cuboid(100.0, 1.0, 100.0),
