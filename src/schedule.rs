@@ -140,9 +140,11 @@ impl crate::validation::Validate for SubstepCount {
     reflect(Serialize, Deserialize)
 )]
 pub enum ThreadUse {
-    /// Time it: every 240 steps, three steps run on one thread and three on the compute
-    /// pool, alternately, and the faster way (by each way's quickest step) is kept for the
-    /// next 240. Large stages then run in parallel only while that is faster.
+    /// Time it: a few steps run on one thread and a few on the compute pool, and the faster
+    /// way is kept until the next such trial: from a world's first steps on, 15 steps after
+    /// the first trial, then 30, 60 and every 120. Large stages then run in parallel only
+    /// while that is faster; a trial costs the slower way's extra time on three or four
+    /// steps.
     #[default]
     Adaptive,
     /// Large stages always run on the compute pool.
@@ -282,46 +284,71 @@ fn run_with_thread_use(world: &mut World) {
     }
 }
 
-/// Steps between two timing trials of [`ThreadUse::Adaptive`].
-const TRIAL_PERIOD: u32 = 240;
+/// Steps between two timing trials of [`ThreadUse::Adaptive`]: 15 after a world's first
+/// trial, doubling after each trial up to 120 (a new scene changes fast at first: cubes that
+/// fall for a second, then pile up).
+const TRIAL_PERIODS: (u32, u32) = (15, 120);
 
-/// Steps of a trial: one thread and the compute pool alternately, starting with one thread.
-const TRIAL_STEPS: u32 = 6;
+/// A trial's steps: on one thread (`true`) or on the pool, and whether the step's time counts.
+/// The counted steps of each way have the same mean position in the trial, so a scene whose
+/// steps get steadily faster or slower (cubes settling) favours neither way.
+const TRIAL: [(bool, bool); 7] = [
+    (true, false),
+    (true, true),
+    (false, false),
+    (false, true),
+    (false, true),
+    (true, false),
+    (true, true),
+];
 
-/// The timing trials of [`ThreadUse::Adaptive`] for one world: a cycle of [`TRIAL_STEPS`]
-/// trial steps (the first steps of a world among them) and [`TRIAL_PERIOD`] steps the way
-/// the trial chose. A way is judged by its quickest trial step, the figure least disturbed by
-/// other load on the machine; the scene changes little over six steps.
+/// The timing trials of [`ThreadUse::Adaptive`] for one world: a cycle of a trial (the first
+/// steps of a world among them) and a period of steps the way it chose ([`TRIAL_PERIODS`]).
+///
+/// A trial ([`TRIAL`]) runs two steps on one thread, three on the pool and two on one thread,
+/// and compares each way's total over its counted steps. The first step after a change of
+/// way does not count: it pays for the change, as the data the other way left in the other
+/// core's cache comes back to this one (the 5,050-cube pyramid, vCPUs far apart, steps
+/// alternating between the ways: 10.4 ms on one thread, 9.2 ms on the pool, against 9.6 and
+/// 11.1 ms per step when each way runs on its own).
 #[derive(Resource, Default)]
 pub(crate) struct ThreadTrial {
     /// Position in the cycle.
     step: u32,
-    /// The quickest trial step of each way so far: one thread, compute pool.
-    quickest: [Duration; 2],
+    /// The time of each way's counted trial steps: one thread, compute pool.
+    totals: [Duration; 2],
     /// Whether the last trial found the compute pool faster.
     parallel: bool,
+    /// Steps from the end of this trial to the next (0 before the first trial ends).
+    period: u32,
 }
 
 impl ThreadTrial {
     /// Whether the next step runs on one thread.
     fn one_thread_now(&self) -> bool {
-        if self.step < TRIAL_STEPS {
-            self.step.is_multiple_of(2)
-        } else {
-            !self.parallel
-        }
+        TRIAL
+            .get(self.step as usize)
+            .map_or(!self.parallel, |&(one_thread, _)| one_thread)
     }
 
     /// Records the time of the step that [`Self::one_thread_now`] was asked about.
     fn record(&mut self, time: Duration) {
-        if self.step < TRIAL_STEPS {
-            let way = &mut self.quickest[(self.step % 2) as usize];
-            *way = if self.step < 2 { time } else { time.min(*way) };
-            if self.step == TRIAL_STEPS - 1 {
-                self.parallel = self.quickest[1] < self.quickest[0];
+        if let Some(&(one_thread, counted)) = TRIAL.get(self.step as usize) {
+            if self.step == 0 {
+                self.totals = [Duration::ZERO; 2];
+            }
+            if counted {
+                self.totals[usize::from(!one_thread)] += time;
+            }
+            if self.step as usize == TRIAL.len() - 1 {
+                self.parallel = self.totals[1] < self.totals[0];
+                self.period = match self.period {
+                    0 => TRIAL_PERIODS.0,
+                    period => (2 * period).min(TRIAL_PERIODS.1),
+                };
             }
         }
-        self.step = (self.step + 1) % (TRIAL_STEPS + TRIAL_PERIOD);
+        self.step = (self.step + 1) % (TRIAL.len() as u32 + self.period);
     }
 }
 
@@ -345,36 +372,45 @@ pub use crate::parallel::{PARALLEL_COUNTERS, ParallelCounters};
 mod tests {
     use super::*;
 
-    /// Feeds a whole trial to `trial`: `one` and `pool` are the times (ms) of its steps on
-    /// one thread and on the pool, in the order they run.
-    fn run_trial(trial: &mut ThreadTrial, one: [u64; 3], pool: [u64; 3]) {
-        for i in 0..TRIAL_STEPS as usize {
-            let one_thread = trial.one_thread_now();
-            assert_eq!(
-                one_thread,
-                i % 2 == 0,
-                "trial steps alternate, one thread first"
-            );
-            let ms = if one_thread { one[i / 2] } else { pool[i / 2] };
-            trial.record(Duration::from_millis(ms));
+    /// Feeds a whole trial to `trial`: the times (ms) of its steps on one thread and of its
+    /// steps on the pool, each in order.
+    fn run_trial(trial: &mut ThreadTrial, one: [u64; 4], pool: [u64; 3]) {
+        let (mut one, mut pool) = (one.into_iter(), pool.into_iter());
+        for &(one_thread, _) in &TRIAL {
+            assert_eq!(trial.one_thread_now(), one_thread, "the trial's order");
+            let ms = if one_thread { one.next() } else { pool.next() };
+            trial.record(Duration::from_millis(ms.expect("a time per step")));
+        }
+    }
+
+    /// Runs `steps` steps after a trial, checking that they all go the same way.
+    fn keep(trial: &mut ThreadTrial, one_thread: bool, steps: u32) {
+        for _ in 0..steps {
+            assert_eq!(trial.one_thread_now(), one_thread);
+            trial.record(Duration::from_millis(1));
         }
     }
 
     #[test]
-    fn the_adaptive_trial_keeps_the_way_with_the_quickest_step_until_the_next_trial() {
+    fn the_adaptive_trial_keeps_the_faster_way_until_the_next_trial() {
         let mut trial = ThreadTrial::default();
-        // The pool's steps are slower except one disturbed one-thread step: one thread wins
-        // on its quickest step.
-        run_trial(&mut trial, [2, 9, 2], [3, 3, 3]);
-        for _ in 0..TRIAL_PERIOD {
-            assert!(trial.one_thread_now());
-            trial.record(Duration::from_millis(1));
-        }
-        // The next trial finds the pool faster, and the steps after it use the pool.
-        run_trial(&mut trial, [4, 4, 4], [3, 5, 5]);
-        for _ in 0..TRIAL_PERIOD {
-            assert!(!trial.one_thread_now());
-            trial.record(Duration::from_millis(1));
+        // Each way's first step after a change does not count (9 ms on one thread, 1 on the
+        // pool here): one thread wins, 2 + 2 ms against 3 + 3.
+        run_trial(&mut trial, [9, 2, 9, 2], [1, 3, 3]);
+        keep(&mut trial, true, 15);
+        // In a scene that slows down by 1 ms every step, the order of the trial's steps
+        // favours neither way: the pool, 1 ms faster at the fifth step, wins by that
+        // (one thread 2 + 7 ms, the pool 4 + 4; the pool's later steps would lose if the
+        // trial were all one thread, then all pool).
+        run_trial(&mut trial, [1, 2, 6, 7], [3, 4, 4]);
+        assert!(trial.parallel);
+        keep(&mut trial, false, 30);
+        run_trial(&mut trial, [1, 2, 6, 6], [3, 4, 5]);
+        keep(&mut trial, true, 60);
+        // The periods double up to 120 steps.
+        for period in [120, 120] {
+            run_trial(&mut trial, [4, 4, 4, 4], [9, 3, 3]);
+            keep(&mut trial, false, period);
         }
         assert!(trial.one_thread_now(), "a new trial starts");
     }
@@ -403,9 +439,8 @@ mod tests {
         };
         assert!(on_pool(ThreadUse::Parallel));
         assert!(!on_pool(ThreadUse::OneThread));
-        // Adaptive: the first trial alternates, starting with one thread.
-        assert!(!on_pool(ThreadUse::Adaptive));
-        assert!(on_pool(ThreadUse::Adaptive));
-        assert!(!on_pool(ThreadUse::Adaptive));
+        // Adaptive: a trial starts the world's steps, on one thread and then on the pool.
+        let trial: Vec<bool> = TRIAL.iter().map(|_| on_pool(ThreadUse::Adaptive)).collect();
+        assert_eq!(trial, [false, false, true, true, true, false, false]);
     }
 }
