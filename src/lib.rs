@@ -80,7 +80,8 @@
 //!   Unity character controllers; see [`character`].
 //! - Parallelism: contact constraints are graph-coloured (as in Box2D v3) and each colour is
 //!   solved in parallel chunks; the narrow phase runs pairs in parallel. Both give
-//!   bit-identical results for any thread count. Enable the `parallel` feature for threads.
+//!   bit-identical results for any thread count. Enable the `parallel` feature for threads;
+//!   [`ThreadUse`] says whether a step uses them (by default: when timing shows it pays).
 //!
 //! ## Defaults (and why)
 //!
