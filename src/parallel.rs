@@ -155,7 +155,7 @@ pub(crate) fn run_chunks(
 #[doc(hidden)]
 #[derive(Debug, Default)]
 pub struct ParallelCounters {
-    /// Parallel loops (solver stages, integration, narrow phases) handed to several workers.
+    /// Parallel loops (contact solver stages, narrow phases) handed to several workers.
     pub parallel_stages: AtomicU64,
     /// Chunks run by helper tasks (not by the thread that handed the loop out).
     pub helper_chunks: AtomicU64,
