@@ -284,3 +284,40 @@ fn sensors_obey_layers() {
     assert!(log.starts_between(enemy, zone).is_empty());
     assert!(log.ends.len() == 1 && log.starts.len() == 1);
 }
+
+#[test]
+fn a_collider_in_no_group_meets_nothing_until_it_joins_one() {
+    use bevy::ecs::system::RunSystemOnce;
+    let (mut app, ground) = scene(CollisionLayers::default());
+    // In no group: nothing collides with it and no query finds it (the broad phase leaves
+    // it out). In a group but colliding with nothing: it falls through too, but queries
+    // still find it.
+    let inert = cube(&mut app, -2.0, CollisionLayers::NONE);
+    let unfiltered = cube(&mut app, 2.0, CollisionLayers::new(1, 0));
+    step(&mut app, 16);
+    assert_free_fall(&app, inert, 1.0, 16);
+    assert_free_fall(&app, unfiltered, 1.0, 16);
+    let hit_below = |app: &mut App, x: f32| {
+        app.world_mut()
+            .run_system_once(move |q: SpatialQuery| {
+                q.cast_ray(
+                    Vec3::new(x, 5.0, 0.0),
+                    Dir3::NEG_Y,
+                    10.0,
+                    true,
+                    &SpatialQueryFilter::default(),
+                )
+                .map(|hit| hit.entity)
+            })
+            .unwrap()
+    };
+    assert_eq!(hit_below(&mut app, -2.0), Some(ground));
+    assert_eq!(hit_below(&mut app, 2.0), Some(unfiltered));
+    // 0.35 m of fall: the inert cube's bottom is still above the ground when it joins the
+    // default groups, and from then on it lands like any other.
+    set(&mut app, inert, CollisionLayers::default());
+    step(&mut app, 64);
+    assert_on_ground(&app, inert);
+    assert_eq!(hit_below(&mut app, -2.0), Some(inert));
+    assert_eq!(log(&app).starts_between(inert, ground).len(), 1);
+}

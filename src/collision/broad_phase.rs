@@ -308,6 +308,10 @@ pub(crate) fn collect_colliders(
     for (entity, collider, local, collider_of, layers, sensor, friction, restitution, hooks) in
         &colliders
     {
+        let layers = layers.copied().unwrap_or_default();
+        if layers.is_inert() {
+            continue;
+        }
         let body = collider_of.and_then(|c| bodies.get(c.body).ok().map(|b| (c.body, b)));
         let (kind, pose, motion, body_friction, body_restitution) = match body {
             Some((_, (rb, position, rotation, v, w, sleeping, bf, br))) => {
@@ -341,7 +345,7 @@ pub(crate) fn collect_colliders(
         proxy.aabb = aabb;
         proxy.kind = kind;
         proxy.sensor = sensor;
-        proxy.layers = layers.copied().unwrap_or_default();
+        proxy.layers = layers;
         proxy.friction = friction.or(body_friction).copied().unwrap_or_default();
         proxy.restitution = restitution
             .or(body_restitution)

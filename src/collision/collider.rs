@@ -539,7 +539,9 @@ impl Default for CollisionLayers {
 impl CollisionLayers {
     /// In every group, colliding with every group.
     pub const ALL: Self = Self::new(u32::MAX, u32::MAX);
-    /// In no group and colliding with nothing.
+    /// In no group and colliding with nothing. Such a collider (any layers with no
+    /// memberships) costs nothing in the collision pipeline: the broad phase leaves it out, and
+    /// no spatial query finds it.
     pub const NONE: Self = Self::new(0, 0);
 
     /// Layers from bit masks.
@@ -562,6 +564,12 @@ impl CollisionLayers {
     /// True if colliders with these layers interact.
     pub const fn interacts_with(self, other: Self) -> bool {
         self.memberships & other.filters != 0 && other.memberships & self.filters != 0
+    }
+
+    /// True if a collider with these layers is in no group: it interacts with nothing and no
+    /// spatial query finds it, so the broad phase leaves it out.
+    pub(crate) const fn is_inert(self) -> bool {
+        self.memberships == 0
     }
 }
 

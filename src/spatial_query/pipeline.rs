@@ -71,6 +71,10 @@ fn rebuild_query_tree(
     let margin = config.speculative_distance();
     broad.proxies.clear();
     for (entity, collider, local, collider_of, layers, sensor) in &colliders {
+        let layers = layers.copied().unwrap_or_default();
+        if layers.is_inert() {
+            continue;
+        }
         // A collider without a body link has not been seen by a step yet, or belongs to no
         // body: its hierarchy says where it is.
         let (body, local) = match collider_of {
@@ -104,7 +108,7 @@ fn rebuild_query_tree(
             aabb,
             kind,
             sensor,
-            layers: layers.copied().unwrap_or_default(),
+            layers,
             friction: default(),
             restitution: default(),
             motion: 0.0,

@@ -1,10 +1,18 @@
 //! A body as the XPBD joint solve sees it: a compact record of what the position solve reads
 //! and moves, and a view that joins it to the rest of the solver body.
 
-use bevy::math::{Mat3A, Vec3A};
+use bevy::math::{Mat3A, Vec3A, Vec4};
 
 use crate::math::{Matrix3, Quaternion, Scalar, Vector, nudge_rotation};
 use crate::solver::RigidBodyQueryItem;
+
+/// `q` scaled to unit length by one reciprocal of its length and a product per component
+/// (one division instead of glam's four: the joint passes renormalise after every move).
+#[inline(always)]
+pub(super) fn renormalized(q: Quaternion) -> Quaternion {
+    let q = Vec4::from(q);
+    Quaternion::from_vec4(q * q.length().recip())
+}
 
 /// What the joints' position solve reads and moves of one body, packed into two cache lines:
 /// gathered from the solver body at the start of every substep's joint solve and written back
@@ -23,6 +31,12 @@ pub(crate) struct XBody {
     /// World inverse inertia at the rotation this substep's joint solve starts from, locked
     /// axes removed (0 for bodies that cannot move).
     pub(super) inverse_inertia: Mat3A,
+    /// `s` of a *uniform* body, whose inverse mass is the same on every axis and whose world
+    /// inverse inertia is `s I` at any rotation (0 for bodies that cannot move, which count as
+    /// uniform): its turn is `s v`, three products instead of a matrix product, and the
+    /// four-lane solve reads two scalars of it instead of a vector and a matrix.
+    pub(super) spin: Scalar,
+    pub(super) uniform: bool,
     pub(super) dynamic: bool,
 }
 
@@ -43,21 +57,35 @@ impl XBody {
     #[inline]
     pub(crate) fn gather(body: &RigidBodyQueryItem, isotropic: Option<Scalar>) -> Self {
         let dynamic = body.is_dynamic();
+        let inverse_mass: Vec3A = if dynamic {
+            body.effective_inverse_mass().into()
+        } else {
+            Vec3A::ZERO
+        };
+        let same_on_every_axis = inverse_mass == Vec3A::splat(inverse_mass.x);
         Self {
             translation: body.accumulated_translation.into(),
             start: body.start_center.into(),
             rotation: body.rotation,
-            inverse_mass: if dynamic {
-                body.effective_inverse_mass().into()
-            } else {
-                Vec3A::ZERO
-            },
+            inverse_mass,
             inverse_inertia: match isotropic {
                 Some(s) => Mat3A::from_diagonal(Vector::splat(s)),
                 None if dynamic => body.world_inv_inertia_now().into(),
                 None => Mat3A::ZERO,
             },
+            spin: isotropic.unwrap_or(0.0),
+            uniform: !dynamic || (isotropic.is_some() && same_on_every_axis),
             dynamic,
+        }
+    }
+
+    /// `I⁻¹ v`, the turn of an angular position impulse `v` (as `s v` for a uniform body).
+    #[inline(always)]
+    pub(super) fn turn(&self, v: Vec3A) -> Vec3A {
+        if self.uniform {
+            v * self.spin
+        } else {
+            self.inverse_inertia * v
         }
     }
 
@@ -74,11 +102,11 @@ impl XBody {
             return;
         }
         self.translation += self.inverse_mass * p;
-        let dtheta = self.inverse_inertia * r.cross(p);
+        let dtheta = self.turn(r.cross(p));
         // Renormalised at once: the 3×3 blocks are kept for the whole substep while the arms
         // are rotated afresh every pass, and an unnormalised quaternion stretches the arms
         // (by |q|²), which under a large correction makes the passes diverge.
-        self.rotation = nudge_rotation(self.rotation, dtheta.into()).normalize();
+        self.rotation = renormalized(nudge_rotation(self.rotation, dtheta.into()));
     }
 
     /// Writes the moved pose back into `body` (a body that cannot move is left alone).
@@ -172,8 +200,8 @@ impl<'a> JointBody<'a> {
         if !x.dynamic {
             return;
         }
-        let dtheta = x.inverse_inertia * Vec3A::from(p);
-        x.rotation = nudge_rotation(x.rotation, dtheta.into()).normalize();
+        let dtheta = x.turn(p.into());
+        x.rotation = renormalized(nudge_rotation(x.rotation, dtheta.into()));
     }
 
     /// `1/m + (r × n)ᵀ I⁻¹ (r × n)` for a push along the unit vector `n` at offset `r` (0 for

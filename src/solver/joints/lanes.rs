@@ -107,7 +107,8 @@ impl Quatx4 {
     }
 
     /// `self` nudged by the small rotation vector `theta` and renormalised, as
-    /// `nudge_rotation(q, θ).normalize()`: `q + ½ (θ, 0) q`, divided by its length.
+    /// `renormalized(nudge_rotation(q, θ))`: `q + ½ (θ, 0) q`, times the reciprocal of its
+    /// length.
     #[inline(always)]
     pub fn nudge(self, theta: Vec3x4) -> Self {
         let turn = Self {
@@ -124,11 +125,12 @@ impl Quatx4 {
             w: self.w + turn.w * 0.5,
         };
         let length = ((q.x * q.x + q.z * q.z) + (q.y * q.y + q.w * q.w)).sqrt();
+        let inverse = Vec4::ONE / length;
         Self {
-            x: q.x / length,
-            y: q.y / length,
-            z: q.z / length,
-            w: q.w / length,
+            x: q.x * inverse,
+            y: q.y * inverse,
+            z: q.z * inverse,
+            w: q.w * inverse,
         }
     }
 }

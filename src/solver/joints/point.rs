@@ -273,35 +273,48 @@ fn diagonal(k: usize, value: Vec4) -> Vec3x4 {
 }
 
 /// One side's bodies of four joints, in lanes.
-struct Side {
+struct Side<'a> {
+    bodies: [&'a XBody; 4],
     translation: Vec3x4,
     start: Vec3x4,
     rotation: Quatx4,
-    inverse_mass: Vec3x4,
-    inverse_inertia: Mat3x4,
+    /// Each lane's spin ([`XBody::spin`]), and which lanes' bodies are uniform.
+    spin: Vec4,
+    uniform: BVec4A,
     dynamic: BVec4A,
 }
 
-impl Side {
+impl<'a> Side<'a> {
     #[inline(always)]
-    fn gather(b: [&XBody; 4]) -> Self {
+    fn gather(b: [&'a XBody; 4]) -> Self {
         Self {
+            bodies: b,
             translation: gather(b.map(|b| b.translation)),
             start: gather(b.map(|b| b.start)),
             rotation: Quatx4::gather(b.map(|b| b.rotation)),
-            inverse_mass: gather(b.map(|b| b.inverse_mass)),
-            inverse_inertia: gather_matrices(b.map(|b| &b.inverse_inertia)),
+            spin: Vec4::from_array(b.map(|b| b.spin)),
+            uniform: BVec4A::new(b[0].uniform, b[1].uniform, b[2].uniform, b[3].uniform),
             dynamic: BVec4A::new(b[0].dynamic, b[1].dynamic, b[2].dynamic, b[3].dynamic),
         }
+    }
+
+    #[inline(always)]
+    fn inverse_mass(&self) -> Vec3x4 {
+        gather(self.bodies.map(|b| b.inverse_mass))
+    }
+
+    #[inline(always)]
+    fn inverse_inertia(&self) -> Mat3x4 {
+        gather_matrices(self.bodies.map(|b| &b.inverse_inertia))
     }
 
     /// `point_mass` of the four bodies pushed at offsets `r`, lane by lane: `w I − [r]× I⁻¹
     /// [r]×`, zero for bodies that cannot move.
     #[inline(always)]
     fn point_mass(&self, r: Vec3x4) -> Mat3x4 {
-        let a = &self.inverse_inertia;
+        let a = self.inverse_inertia();
         let [u0, u1, u2] = [r.cross(a[0]), r.cross(a[1]), r.cross(a[2])];
-        let w = self.inverse_mass;
+        let w = self.inverse_mass();
         let columns = [
             u2.scale(r.y) - u1.scale(r.z) + diagonal(0, w.x),
             u0.scale(r.z) - u2.scale(r.x) + diagonal(1, w.y),
@@ -316,14 +329,26 @@ impl Side {
     }
 
     /// The poses after the position impulse `p` at offset `r`
-    /// ([`XBody::apply_position_impulse`] lane by lane).
+    /// ([`XBody::apply_position_impulse`] lane by lane). With four uniform bodies (the usual
+    /// case: balls, cubes, no locked axis) it reads no vector or matrix of theirs: `w p` is
+    /// `(w, w, w) ∘ p` and the turn is `s (r × p)`, as [`XBody::turn`] computes it.
     #[inline(always)]
     fn moved(&self, p: Vec3x4, r: Vec3x4) -> Moved {
+        let torque = r.cross(p);
+        let spun = torque.scale(self.spin);
+        let (translation, turn) = if self.uniform.all() {
+            let w = Vec4::from_array(self.bodies.map(|b| b.inverse_mass.x));
+            (p.scale(w), spun)
+        } else {
+            let turned = mat_mul(&self.inverse_inertia(), torque);
+            (
+                self.inverse_mass() * p,
+                Vec3x4::select(self.uniform, spun, turned),
+            )
+        };
         Moved {
-            translation: self.translation + self.inverse_mass * p,
-            rotation: self
-                .rotation
-                .nudge(mat_mul(&self.inverse_inertia, r.cross(p))),
+            translation: self.translation + translation,
+            rotation: self.rotation.nudge(turn),
         }
     }
 }
