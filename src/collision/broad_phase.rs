@@ -6,6 +6,11 @@
 //! against itself. The cost is O(n log n + pairs), never all pairs. Each AABB is enlarged by the
 //! speculative margin plus how far the collider can move this step, so fast bodies find the
 //! surfaces they are about to reach.
+//!
+//! A collider in no group ([`CollisionLayers`] with no memberships) is left out: it can pair
+//! with nothing and no spatial query finds it, so it costs no AABB, leaf or traversal (the
+//! 40 × 40 joint grid of the benchmarks, whose balls collide with nothing: 1.33 → 1.23 ms per
+//! step).
 
 use bevy::prelude::*;
 use parry3d::bounding_volume::{Aabb, BoundingVolume};

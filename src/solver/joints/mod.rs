@@ -51,8 +51,10 @@
 //!   on are gathered into compact 128-byte records (centre of mass, rotation, inverse mass and
 //!   world inverse inertia at the substep's rotation, exact `s I` for isotropic bodies), the
 //!   joint passes run in that order, and the moved poses are written back for the user
-//!   constraints and the
-//!   velocity projection. The first pass of a substep clears the multipliers and builds each
+//!   constraints and the velocity projection. A *uniform* body (the same inverse mass on every
+//!   axis, inverse inertia `s I`: balls and cubes without locked axes) turns by `s v` rather
+//!   than by a matrix product, in every path, so the four-lane solve below reads two scalars
+//!   of it instead of a vector and a matrix (the 40 × 40 grid: 1.23 → 1.18 ms per step). The first pass of a substep clears the multipliers and builds each
 //!   joint's 3×3 blocks, `(K + α̃ I)⁻¹` of its point constraint and of a fixed or prismatic
 //!   joint's orientation, from the arms of that moment; the other passes reuse them, while the
 //!   error `C` is always that of the current poses. Within a substep the arms turn by the
@@ -75,7 +77,8 @@
 //!   the components, without marking them changed; settings the user changed meanwhile are
 //!   left alone.
 //!
-//! Joint corrections nudge the rotations (`q ← q + ½ (Δθ, 0) q`) and renormalise them at once:
+//! Joint corrections nudge the rotations (`q ← q + ½ (Δθ, 0) q`) and renormalise them at once
+//! (one reciprocal of the length and four products, in every path):
 //! the blocks are kept for the substep while the arms turn with the rotations, and an
 //! unnormalised quaternion would stretch the arms.
 //!
