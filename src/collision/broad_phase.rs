@@ -75,8 +75,9 @@ pub(crate) struct ColliderProxy {
 }
 
 impl ColliderProxy {
-    /// A proxy of `shape` to be filled in (a static collider at the origin until then).
-    fn new(shape: SharedShape) -> Self {
+    /// A proxy of `shape` to be filled in (a static collider at the origin, with default
+    /// materials, layers and hooks, until then).
+    pub(crate) fn new(shape: SharedShape) -> Self {
         Self {
             entity: Entity::PLACEHOLDER,
             body: None,

@@ -696,7 +696,7 @@ pub(crate) fn update_collider_bodies(
         // A collider on its body's own entity (the usual case) needs no walk up the
         // hierarchy: each walk's lookups cost 3 % of a step of 10,000 free spheres.
         let (body, local) = if on_body {
-            (Some(entity), to_pose(Transform::IDENTITY))
+            (Some(entity), ColliderPose::default())
         } else {
             find_body(entity, &links)
         };

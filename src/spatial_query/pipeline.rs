@@ -102,17 +102,13 @@ fn rebuild_query_tree(
         broad.proxies.push(ColliderProxy {
             entity,
             body,
-            shape: collider.shape().clone(),
             pose: world,
             local,
             aabb,
             kind,
             sensor,
             layers,
-            friction: default(),
-            restitution: default(),
-            motion: 0.0,
-            hooks: default(),
+            ..ColliderProxy::new(collider.shape().clone())
         });
     }
     broad.update_tree();

@@ -54,15 +54,16 @@
 //!   constraints and the velocity projection. A *uniform* body (the same inverse mass on every
 //!   axis, inverse inertia `s I`: balls and cubes without locked axes) turns by `s v` rather
 //!   than by a matrix product, in every path, so the four-lane solve below reads two scalars
-//!   of it instead of a vector and a matrix (the 40 × 40 grid: 1.23 → 1.18 ms per step). The first pass of a substep clears the multipliers and builds each
-//!   joint's 3×3 blocks, `(K + α̃ I)⁻¹` of its point constraint and of a fixed or prismatic
-//!   joint's orientation, from the arms of that moment; the other passes reuse them, while the
-//!   error `C` is always that of the current poses. Within a substep the arms turn by the
-//!   corrections only, a small fraction of a radian, and the Gauss–Seidel iteration converges
-//!   to the same `C + α̃ λ = 0` whatever `K` it uses. Rebuilding the blocks every pass would
-//!   cost half as much again as the whole pass and holds the joints no tighter: on the 40 × 40
-//!   grid of the benchmarks the worst joint error over steps 200–400 is 5.6 cm with the
-//!   blocks kept, 5.7 cm with them rebuilt (mean 0.33 cm either way).
+//!   of it instead of a vector and a matrix (the 40 × 40 grid: 1.23 → 1.18 ms per step). The
+//!   first pass of a substep clears the multipliers and builds each joint's 3×3 blocks,
+//!   `(K + α̃ I)⁻¹` of its point constraint and of a fixed or prismatic joint's orientation,
+//!   from the arms of that moment; the other passes reuse them, while the error `C` is always
+//!   that of the current poses. Within a substep the arms turn by the corrections only, a
+//!   small fraction of a radian, and the Gauss–Seidel iteration converges to the same
+//!   `C + α̃ λ = 0` whatever `K` it uses. Rebuilding the blocks every pass would cost half as
+//!   much again as the whole pass and holds the joints no tighter: on the 40 × 40 grid of the
+//!   benchmarks the worst joint error over steps 200–400 is 5.6 cm with the blocks kept,
+//!   5.7 cm with them rebuilt (mean 0.33 cm either way).
 //! - A **spherical joint without limits or damping**, the joint of chains, ropes and grids,
 //!   takes a fast path: everything its passes read and write sits in one 128-byte row, so a
 //!   pass touches that row and two body records and nothing else. Such joint passes of one
@@ -78,9 +79,9 @@
 //!   left alone.
 //!
 //! Joint corrections nudge the rotations (`q ← q + ½ (Δθ, 0) q`) and renormalise them at once
-//! (one reciprocal of the length and four products, in every path):
-//! the blocks are kept for the substep while the arms turn with the rotations, and an
-//! unnormalised quaternion would stretch the arms.
+//! (by one reciprocal of the length and four products, in every path: 1.2 % of the 40 × 40
+//! grid's step against glam's four divisions): the blocks are kept for the substep while the
+//! arms turn with the rotations, and an unnormalised quaternion would stretch the arms.
 //!
 //! Used on its own (a user adding `solve_constraint::<SphericalJoint, 2>`), a built-in joint
 //! solves through the same code, with its blocks built afresh on every call.
