@@ -20,7 +20,8 @@ pub(crate) fn pose(translation: Vector, rotation: Quaternion) -> parry3d::math::
 }
 
 /// Rotates the inverse inertia tensor `local` (body frame) into world space.
-#[inline]
+// Always inlined: a call takes the matrix through memory (see `RigidBodyQueryItem::dynamic`).
+#[inline(always)]
 pub(crate) fn rotate_inertia(local: Matrix3, rotation: Quaternion) -> Matrix3 {
     // A ball's or a cube's inertia is the same about every axis, so turning it changes
     // nothing; skipping the products also keeps it exactly isotropic.

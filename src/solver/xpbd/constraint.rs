@@ -8,7 +8,7 @@ use bevy::prelude::*;
 use crate::body::{ComputedMass, LockedAxes, Position, RigidBody, Rotation, Sleeping};
 use crate::math::{Scalar, Vector, nudge_rotation};
 use crate::schedule::PhysicsStepTime;
-use crate::solver::solver_body::BodyForceData;
+use crate::solver::solver_body::{BodyForceData, Drive};
 use crate::solver::{RigidBodyQueryItem, SolverBodies};
 
 /// A position-level constraint between `ENTITY_COUNT` bodies.
@@ -439,8 +439,17 @@ pub(crate) fn resolve<const N: usize>(
                     participants.get(e).expect("checked above");
                 if rb.is_dynamic() && sleeping {
                     let locked = locked.copied().unwrap_or_default();
-                    let body = RigidBodyQueryItem::dynamic(e, position.0, rotation.0, mass, locked);
-                    solver.push_woken(body, forces)
+                    // Asleep, so at rest.
+                    let drive = Drive {
+                        linear_velocity: Vector::ZERO,
+                        angular_velocity: Vector::ZERO,
+                        gravity: solver.gravity,
+                        forces,
+                    };
+                    let (position, rotation) = (position.0, rotation.0);
+                    let body =
+                        RigidBodyQueryItem::dynamic(e, position, rotation, mass, locked, drive);
+                    solver.push_woken(body)
                 } else {
                     let com = mass.local_center_of_mass;
                     solver.push(RigidBodyQueryItem::fixed(
