@@ -82,6 +82,36 @@ fn sleeping_disabled_never_sleeps() {
     }
 }
 
+/// A body's rest while sleeping was disabled does not count: once allowed again, it sleeps only
+/// after a whole `time_to_sleep` at rest. (With every dynamic body disabled the sleeping stage
+/// builds no islands; it must still restart the timers.)
+#[test]
+fn rest_while_sleeping_is_disabled_does_not_count() {
+    let mut app = app();
+    let body = resting_box(&mut app);
+    let time_to_sleep = SleepThreshold::default().time_to_sleep;
+    let steps_to_sleep = (time_to_sleep / DT).ceil() as usize;
+    // At rest for most of `time_to_sleep`, then disabled for as long, then allowed again.
+    for _ in 0..steps_to_sleep - 4 {
+        app.update();
+    }
+    assert!(!is_sleeping(&app, body), "slept before time_to_sleep");
+    set(&mut app, body, SleepingDisabled);
+    for _ in 0..steps_to_sleep {
+        app.update();
+    }
+    app.world_mut()
+        .entity_mut(body)
+        .remove::<SleepingDisabled>();
+    let asleep_after =
+        steps_until_asleep(&mut app, body, 4 * steps_to_sleep).expect("never slept again");
+    assert!(
+        asleep_after >= steps_to_sleep,
+        "slept {asleep_after} steps after sleeping was allowed again, before time_to_sleep \
+         ({steps_to_sleep} steps)"
+    );
+}
+
 #[test]
 fn sleeping_body_wakes_when_hit() {
     let mut app = app();

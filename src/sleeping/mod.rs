@@ -237,15 +237,30 @@ type SleepData = (
 );
 
 /// Advances sleep timers, builds islands, and puts islands to sleep or wakes them.
+///
+/// When no body is asleep and every dynamic body has [`SleepingDisabled`], no island can fall
+/// asleep or wake, so none are built: the timers are only kept at zero (with 10,000 free
+/// spheres, sleeping disabled, building the islands took 3 % of a step).
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn update_sleeping(
     mut commands: Commands,
     mut bodies: Query<SleepData>,
+    may_sleep: Query<&RigidBody, Without<SleepingDisabled>>,
+    asleep: Query<(), With<Sleeping>>,
     graph: Res<ContactGraph>,
     solver: Res<SolverBodies>,
     threshold: Res<SleepThreshold>,
     time: Res<PhysicsStepTime>,
     mut islands: Local<Islands>,
 ) {
+    if asleep.is_empty() && !may_sleep.iter().any(RigidBody::is_dynamic) {
+        for (_, rb, _, _, mut timer, ..) in &mut bodies {
+            if rb.is_dynamic() && timer.0 != 0.0 {
+                timer.0 = 0.0;
+            }
+        }
+        return;
+    }
     let islands = &mut *islands;
     islands.parent.clear();
     islands.node_of.iter_mut().for_each(|n| *n = 0);
