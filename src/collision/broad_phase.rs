@@ -2,10 +2,17 @@
 //! pairs whose AABBs overlap.
 //!
 //! Overlaps come from parry's bounding volume hierarchy: leaves are kept across steps (keyed by
-//! entity index), refitted and incrementally re-optimised each step, and the tree is traversed
-//! against itself. The cost is O(n log n + pairs), never all pairs. Each AABB is enlarged by the
-//! speculative margin plus how far the collider can move this step, so fast bodies find the
-//! surfaces they are about to reach.
+//! entity index), and the tree is traversed against itself. The cost is O(n log n + pairs),
+//! never all pairs. Each AABB is enlarged by the speculative margin plus how far the collider
+//! can move this step, so fast bodies find the surfaces they are about to reach.
+//!
+//! A leaf holds its collider's AABB grown by [`FAT_MARGIN`] (Box2D's "fat" AABBs, from
+//! Erin Catto's dynamic AABB tree), and moves only when the AABB leaves that box. While no
+//! leaf moves, the tree and its overlapping leaf pairs (the *candidates*) stand: a step only
+//! filters the candidates with this step's AABBs, layers and exclusions, and builds the same
+//! pairs, in the same order, that traversing again would (a resting pile skips the refit, the
+//! traversal and the sort). When a leaf moves, the tree is refitted and re-optimised, and the
+//! candidates are collected and sorted again.
 //!
 //! A collider in no group ([`CollisionLayers`] with no memberships) is left out: it can pair
 //! with nothing and no spatial query finds it, so it costs no AABB, leaf or traversal (the
@@ -140,6 +147,11 @@ impl CollisionExclusions {
     }
 }
 
+/// How much larger than its collider's AABB a leaf's box in the tree is, in metres. Larger
+/// keeps resting and slow bodies' leaves still for longer, at the price of more candidates to
+/// filter; Box2D uses the same 0.1 m.
+pub(crate) const FAT_MARGIN: Scalar = 0.1;
+
 /// The collider snapshot and the overlapping pairs found this step.
 #[derive(Resource, Default)]
 pub(crate) struct BroadPhase {
@@ -154,8 +166,14 @@ pub(crate) struct BroadPhase {
     leaves: Vec<u32>,
     /// Counts tree updates, to tell leaves seen in the latest one from stale ones.
     generation: u64,
+    /// The overlapping leaf pairs of the tree as it stands, with their entities' bits (sorted
+    /// by those bits when `candidates_sorted`).
+    candidates: Vec<(u64, u64, u32, u32)>,
+    candidates_sorted: bool,
     /// This step's pairs with their entities' bits, for sorting without indirection.
     keyed_pairs: Vec<(u64, u64, u32, u32)>,
+    /// Whether a leaf moved, came or went since `candidates` were collected.
+    tree_changed: bool,
 }
 
 impl BroadPhase {
@@ -180,14 +198,15 @@ impl BroadPhase {
         &self.bvh
     }
 
-    /// Puts every proxy's AABB into the tree: updates the leaves of known colliders, inserts
-    /// new ones, removes those of colliders no longer in `proxies`, and refits.
+    /// Puts every proxy's AABB into the tree: moves the leaves of known colliders whose AABB
+    /// left their box, inserts new ones, removes those of colliders no longer in `proxies`,
+    /// and refits if any of that happened.
     pub(crate) fn update_tree(&mut self) {
         self.generation += 1;
         let generation = self.generation;
-        for (i, proxy) in self.proxies.iter().enumerate() {
-            let leaf = proxy.entity.index_u32();
-            self.bvh.insert_or_update_partially(proxy.aabb, leaf, 0.0);
+        for i in 0..self.proxies.len() {
+            let (leaf, aabb) = (self.proxies[i].entity.index_u32(), self.proxies[i].aabb);
+            self.fit_leaf(leaf, aabb);
             if self.leaf_proxy.len() <= leaf as usize {
                 self.leaf_proxy.resize(leaf as usize + 1, (u32::MAX, 0));
             }
@@ -197,6 +216,7 @@ impl BroadPhase {
             self.leaf_proxy[leaf as usize] = (i as u32, generation);
         }
         let (bvh, leaf_proxy) = (&mut self.bvh, &mut self.leaf_proxy);
+        let before = self.leaves.len();
         self.leaves.retain(|&leaf| {
             let seen = leaf_proxy[leaf as usize].1 == generation;
             if !seen {
@@ -205,18 +225,37 @@ impl BroadPhase {
             }
             seen
         });
-        self.refit();
+        self.tree_changed |= self.leaves.len() != before;
+        if self.tree_changed {
+            self.refit();
+        }
     }
 
-    /// Moves the proxy at `index` to the world pose `pose`. Its leaf follows, but the boxes
-    /// above it do not: call [`Self::refit_boxes`] after moving proxies.
+    /// Moves leaf `leaf` to `aabb` grown by [`FAT_MARGIN`] (inserting it if new), unless its
+    /// box still contains `aabb`; the boxes above it are left to a refit.
+    fn fit_leaf(&mut self, leaf: u32, aabb: Aabb) {
+        if self
+            .bvh
+            .leaf_node(leaf)
+            .is_some_and(|node| node.contains_aabb(&aabb))
+        {
+            return;
+        }
+        self.bvh
+            .insert_or_update_partially(aabb.loosened(FAT_MARGIN), leaf, 0.0);
+        self.tree_changed = true;
+    }
+
+    /// Moves the proxy at `index` to the world pose `pose`. Its leaf follows if the new AABB
+    /// left its box, but the boxes above it do not: call [`Self::refit_boxes`] after moving
+    /// proxies.
     pub(crate) fn move_proxy(&mut self, index: usize, pose: Pose, margin: Scalar) {
         let proxy = &mut self.proxies[index];
         proxy.pose = pose;
         proxy.aabb = proxy.shape.compute_aabb(&pose).loosened(margin);
-        if proxy.aabb.mins.is_finite() && proxy.aabb.maxs.is_finite() {
-            self.bvh
-                .insert_or_update_partially(proxy.aabb, proxy.entity.index_u32(), 0.0);
+        let (leaf, aabb) = (proxy.entity.index_u32(), proxy.aabb);
+        if aabb.mins.is_finite() && aabb.maxs.is_finite() {
+            self.fit_leaf(leaf, aabb);
         }
     }
 
@@ -225,7 +264,9 @@ impl BroadPhase {
     /// leaves moved it is cheaper than growing each leaf's ancestors as it moves (free10k:
     /// 2.36 → 2.25 ms per step).
     pub(crate) fn refit_boxes(&mut self) {
-        self.bvh.refit_without_opt();
+        if self.tree_changed {
+            self.bvh.refit_without_opt();
+        }
     }
 
     /// A copy of everything but the scratch workspace, for a
@@ -238,7 +279,10 @@ impl BroadPhase {
             pairs: self.pairs.clone(),
             bvh: self.bvh.clone(),
             workspace: BvhWorkspace::default(),
+            candidates: self.candidates.clone(),
+            candidates_sorted: self.candidates_sorted,
             keyed_pairs: Vec::new(),
+            tree_changed: self.tree_changed,
             leaf_proxy: self.leaf_proxy.clone(),
             leaves: self.leaves.clone(),
             generation: self.generation,
@@ -253,6 +297,9 @@ impl BroadPhase {
         self.leaf_proxy.clone_from(&state.leaf_proxy);
         self.leaves.clone_from(&state.leaves);
         self.generation = state.generation;
+        self.candidates.clone_from(&state.candidates);
+        self.candidates_sorted = state.candidates_sorted;
+        self.tree_changed = state.tree_changed;
     }
 
     /// The proxy at `index` (a new one at the end), holding `shape`, for the caller to fill in.
@@ -369,30 +416,64 @@ pub(crate) fn collect_colliders(
 pub(crate) fn find_pairs(mut broad: ResMut<BroadPhase>, exclusions: Res<CollisionExclusions>) {
     let broad = &mut *broad;
     broad.update_tree();
-    broad.keyed_pairs.clear();
-    let (proxies, keyed, leaf_proxy) = (&broad.proxies, &mut broad.keyed_pairs, &broad.leaf_proxy);
-    broad
-        .bvh
-        .traverse_bvtt_single_tree::<false>(&mut broad.workspace, &mut |l1, l2| {
-            let a = leaf_proxy[l1 as usize].0;
-            let b = leaf_proxy[l2 as usize].0;
-            let (p1, p2) = (&proxies[a as usize], &proxies[b as usize]);
-            if may_interact(p1, p2) && !exclusions.excludes(p1.body, p2.body) {
+    if broad.tree_changed || !broad.filter_candidates(&exclusions) {
+        broad.traverse(&exclusions);
+    }
+}
+
+impl BroadPhase {
+    /// Traverses the tree against itself: this step's pairs, sorted by entity, and every
+    /// overlapping leaf pair as the candidates (sorted when first filtered).
+    fn traverse(&mut self, exclusions: &CollisionExclusions) {
+        self.candidates.clear();
+        self.keyed_pairs.clear();
+        let (proxies, leaf_proxy) = (&self.proxies, &self.leaf_proxy);
+        let (candidates, keyed) = (&mut self.candidates, &mut self.keyed_pairs);
+        self.bvh
+            .traverse_bvtt_single_tree::<false>(&mut self.workspace, &mut |l1, l2| {
+                let (a, b) = (leaf_proxy[l1 as usize].0, leaf_proxy[l2 as usize].0);
+                let (p1, p2) = (&proxies[a as usize], &proxies[b as usize]);
                 let (k1, k2) = (p1.entity.to_bits(), p2.entity.to_bits());
-                keyed.push(if k1 < k2 {
-                    (k1, k2, a, b)
+                let (k1, k2, l1, l2, a, b) = if k1 < k2 {
+                    (k1, k2, l1, l2, a, b)
                 } else {
-                    (k2, k1, b, a)
-                });
-            }
-        });
-    // By entity (`Entity`'s order is its bits' order), so that downstream order never depends
-    // on the tree's shape; the keys are distinct.
-    keyed.sort_unstable();
-    broad.pairs.clear();
-    broad
-        .pairs
-        .extend(broad.keyed_pairs.iter().map(|&(_, _, a, b)| (a, b)));
+                    (k2, k1, l2, l1, b, a)
+                };
+                candidates.push((k1, k2, l1, l2));
+                if may_interact(p1, p2) && !exclusions.excludes(p1.body, p2.body) {
+                    keyed.push((k1, k2, a, b));
+                }
+            });
+        // `Entity`'s order is its bits' order, so that downstream order never depends on the
+        // tree's shape; the keys are distinct.
+        self.keyed_pairs.sort_unstable();
+        self.pairs.clear();
+        self.pairs
+            .extend(self.keyed_pairs.iter().map(|&(_, _, a, b)| (a, b)));
+        self.candidates_sorted = false;
+        self.tree_changed = false;
+    }
+
+    /// This step's pairs from the candidates; false (pairs unusable) if a leaf's collider is
+    /// no longer the one its candidates were keyed by (an entity index reused while its leaf
+    /// box still held the new collider).
+    fn filter_candidates(&mut self, exclusions: &CollisionExclusions) -> bool {
+        if !self.candidates_sorted {
+            self.candidates.sort_unstable();
+            self.candidates_sorted = true;
+        }
+        self.pairs.clear();
+        let (proxies, leaf_proxy) = (&self.proxies, &self.leaf_proxy);
+        let mut current = true;
+        self.pairs
+            .extend(self.candidates.iter().filter_map(|&(k1, k2, l1, l2)| {
+                let (a, b) = (leaf_proxy[l1 as usize].0, leaf_proxy[l2 as usize].0);
+                let (p1, p2) = (&proxies[a as usize], &proxies[b as usize]);
+                current &= p1.entity.to_bits() == k1 && p2.entity.to_bits() == k2;
+                (may_interact(p1, p2) && !exclusions.excludes(p1.body, p2.body)).then_some((a, b))
+            }));
+        current
+    }
 }
 
 /// Filters pairs that can never produce contacts or events.
@@ -414,4 +495,73 @@ fn aabb_overlap(a: &Aabb, b: &Aabb) -> bool {
 /// speculative margin plus how far each can move.
 pub(crate) fn prediction_distance(a: &ColliderProxy, b: &ColliderProxy, margin: Scalar) -> Scalar {
     margin + a.motion + b.motion
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Entity `index`, `versions` generations after the first.
+    fn entity(index: u32, versions: u32) -> Entity {
+        let index = Entity::from_raw_u32(index).expect("a valid index").index();
+        Entity::from_index_and_generation(
+            index,
+            bevy::ecs::entity::EntityGeneration::FIRST.after_versions(versions),
+        )
+    }
+
+    /// Three overlapping unit balls; the first one's entity is `versions` generations on, the
+    /// others' three.
+    fn broad_phase(broad: &mut BroadPhase, versions: u32) {
+        broad.proxies.clear();
+        for (index, x) in [(1, 0.0), (2, 0.5), (3, 1.0)] {
+            let mut proxy = ColliderProxy::new(SharedShape::ball(1.0));
+            proxy.entity = entity(index, if index == 1 { versions } else { 3 });
+            proxy.kind = ProxyKind::Dynamic;
+            proxy.pose = Pose::from_translation(Vec3::new(x, 0.0, 0.0));
+            proxy.aabb = proxy.shape.compute_aabb(&proxy.pose);
+            broad.proxies.push(proxy);
+        }
+    }
+
+    /// Every pair of `entities` as (smaller, larger), sorted.
+    fn sorted_pairs(entities: [Entity; 3]) -> Vec<(Entity, Entity)> {
+        let [a, b, c] = entities;
+        let mut pairs = [(a, b), (a, c), (b, c)].map(|(x, y)| (x.min(y), x.max(y)));
+        pairs.sort();
+        pairs.to_vec()
+    }
+
+    fn pair_entities(broad: &BroadPhase) -> Vec<(Entity, Entity)> {
+        let of = |i: u32| broad.proxies[i as usize].entity;
+        broad.pairs.iter().map(|&(a, b)| (of(a), of(b))).collect()
+    }
+
+    /// A collider that takes over a despawned one's entity index (a new generation) while its
+    /// AABB still fits the old leaf's box gets its pairs keyed and ordered by its own entity:
+    /// the standing candidates were keyed by the old one.
+    #[test]
+    fn reused_entity_index_rekeys_the_standing_candidates() {
+        let mut world = World::new();
+        world.init_resource::<BroadPhase>();
+        world.init_resource::<CollisionExclusions>();
+        let mut schedule = Schedule::default();
+        schedule.add_systems(find_pairs);
+        broad_phase(&mut world.resource_mut::<BroadPhase>(), 0);
+        schedule.run(&mut world);
+        let [e1, e2, e3] = [entity(1, 0), entity(2, 3), entity(3, 3)];
+        let first = pair_entities(world.resource::<BroadPhase>());
+        assert_eq!(first, sorted_pairs([e1, e2, e3]));
+
+        broad_phase(&mut world.resource_mut::<BroadPhase>(), 5);
+        schedule.run(&mut world);
+        // The reused index now sorts after the others (it sorted before them).
+        let reused = entity(1, 5);
+        assert!(e1 < e2.min(e3) && reused > e2.max(e3));
+        assert_eq!(
+            pair_entities(world.resource::<BroadPhase>()),
+            sorted_pairs([reused, e2, e3]),
+            "pairs must be (smaller, larger) entity and sorted by entity"
+        );
+    }
 }

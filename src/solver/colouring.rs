@@ -190,6 +190,13 @@ impl Stages {
     /// Large stages run on the compute task pool (see the module docs); the result is the
     /// same bit for bit.
     pub(crate) fn run(&mut self, kernel: impl Fn(usize) + Sync) {
+        self.run_ranges(|blocks| blocks.for_each(&kernel));
+    }
+
+    /// Runs `kernel` on ranges of blocks that cover every block once, in the order of
+    /// [`Stages::run`]: the blocks of one range are of one colour (so independent of each
+    /// other), and an overflow block is a range of its own.
+    pub(crate) fn run_ranges(&mut self, kernel: impl Fn(Range<usize>) + Sync) {
         if let Some(pool) = self.parallel_pool() {
             self.run_parallel(pool, &kernel);
         } else {
@@ -198,18 +205,21 @@ impl Stages {
     }
 
     /// Runs every block on the calling thread.
-    pub(crate) fn run_serial(&self, kernel: &impl Fn(usize)) {
+    fn run_serial(&self, kernel: &impl Fn(Range<usize>)) {
         for colour in &self.colours {
-            for block in colour.clone() {
-                kernel(block as usize);
-            }
+            kernel(colour.start as usize..colour.end as usize);
         }
-        for block in self.overflow.clone() {
-            kernel(block as usize);
+        self.run_overflow(self.overflow.clone(), kernel);
+    }
+
+    /// Runs overflow blocks one by one, in order.
+    fn run_overflow(&self, blocks: Range<u32>, kernel: &impl Fn(Range<usize>)) {
+        for block in blocks {
+            kernel(block as usize..block as usize + 1);
         }
     }
 
-    fn run_parallel(&mut self, pool: &ComputeTaskPool, kernel: &(impl Fn(usize) + Sync)) {
+    fn run_parallel(&mut self, pool: &ComputeTaskPool, kernel: &(impl Fn(Range<usize>) + Sync)) {
         self.cut(pool.thread_num());
         run_chunks(
             pool,
@@ -219,8 +229,11 @@ impl Stages {
                 (*wait_for, blocks.start as usize..blocks.end as usize)
             },
             &|blocks: Range<usize>| {
-                for block in blocks {
-                    kernel(block);
+                // Colours' chunks all end before the overflow group starts.
+                if blocks.start >= self.overflow.start as usize {
+                    self.run_overflow(blocks.start as u32..blocks.end as u32, kernel);
+                } else {
+                    kernel(blocks);
                 }
             },
         );

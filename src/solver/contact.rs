@@ -47,6 +47,8 @@
 //! body items right after each contact pass, make the contact systems copy them back and forth
 //! around themselves.
 
+use std::ops::Range;
+
 use bevy::math::BVec4A;
 use bevy::prelude::*;
 
@@ -54,7 +56,7 @@ use super::colouring::{Colouring, LANES, Stages, TwoBody};
 use super::rows::VelocityRows;
 use super::softness::SoftCoefficients;
 use super::solver_body::{BodyState, RigidBodyQueryItem, SolverBodies};
-use super::wide::{F4, Vec3x4, lane_mut, select, transpose_in, transpose_out};
+use super::wide::{F4, Lane, V3, Vec3x4, lane_mut, select, transpose_in, transpose_out};
 use crate::collision::{ContactGraph, FrictionImpulse};
 use crate::math::Scalar;
 use crate::parallel::Shared;
@@ -68,26 +70,38 @@ use bevy::math::{Mat4, Vec4};
 /// change within it): the speed along `d` is `d·(v₂ − v₁) + (r₂ × d)·ω₂ − (r₁ × d)·ω₁`, and an
 /// impulse `λ` turns the bodies by `∓λ I⁻¹ (r × d)`.
 #[derive(Clone, Copy, Debug, Default)]
-struct Arm {
-    cross1: Vec3x4,
-    cross2: Vec3x4,
-    turn1: Vec3x4,
-    turn2: Vec3x4,
+struct Arm<L = F4> {
+    cross1: V3<L>,
+    cross2: V3<L>,
+    turn1: V3<L>,
+    turn2: V3<L>,
     /// `1 / (d·w₁ d + d·w₂ d + (r₁×d)ᵀ I₁⁻¹ (r₁×d) + (r₂×d)ᵀ I₂⁻¹ (r₂×d))`.
-    mass: F4,
+    mass: L,
 }
 
-impl Arm {
+impl<L: Lane> Arm<L> {
+    /// The arms of blocks `0..L::BLOCKS`, `get(b)` being block `b`'s.
+    #[inline(always)]
+    fn load<'a>(get: impl Fn(usize) -> &'a Arm) -> Self {
+        Self {
+            cross1: V3::load(|b| get(b).cross1),
+            cross2: V3::load(|b| get(b).cross2),
+            turn1: V3::load(|b| get(b).turn1),
+            turn2: V3::load(|b| get(b).turn2),
+            mass: L::load(|b| get(b).mass),
+        }
+    }
+
     /// Relative speed along `d` (the linear part is passed in, shared by all arms along `d`).
     #[inline(always)]
-    fn speed(&self, linear: F4, bodies: &Bodies) -> F4 {
+    fn speed(&self, linear: L, bodies: &Bodies<L>) -> L {
         linear + self.cross2.dot(bodies.w2) - self.cross1.dot(bodies.w1)
     }
 
     /// Applies `λ` along `d` to body 2 and `−λ` to body 1; `push` is `d` scaled by each
     /// body's (masked) inverse mass.
     #[inline(always)]
-    fn apply(&self, push: &[Vec3x4; 2], lambda: F4, bodies: &mut Bodies) {
+    fn apply(&self, push: &[V3<L>; 2], lambda: L, bodies: &mut Bodies<L>) {
         bodies.v1 -= push[0].scale(lambda);
         bodies.w1 -= self.turn1.scale(lambda);
         bodies.v2 += push[1].scale(lambda);
@@ -140,12 +154,13 @@ pub(crate) struct ContactBlock {
     target_speed: [F4; 2],
 }
 
-/// The four lanes' bodies of a block, gathered from the body states.
-struct Bodies {
-    v1: Vec3x4,
-    w1: Vec3x4,
-    v2: Vec3x4,
-    w2: Vec3x4,
+/// The bodies of a group's lanes, gathered from the body states.
+#[derive(Clone, Copy, Default)]
+struct Bodies<L> {
+    v1: V3<L>,
+    w1: V3<L>,
+    v2: V3<L>,
+    w2: V3<L>,
 }
 
 /// The compact states of a block's four first and four second bodies.
@@ -158,90 +173,113 @@ unsafe fn block_states<'a>(
     states: &'a Shared<BodyState>,
 ) -> ([&'a BodyState; 4], [&'a BodyState; 4]) {
     // SAFETY: the caller's contract.
-    unsafe {
-        (
-            block.body1.map(|i| states.get(i as usize)),
-            block.body2.map(|i| states.get(i as usize)),
-        )
-    }
+    // (Written out: `array::map` over the references stays an out-of-line call.)
+    let get = |[a, b, c, d]: [u32; 4]| unsafe {
+        [
+            states.get(a as usize),
+            states.get(b as usize),
+            states.get(c as usize),
+            states.get(d as usize),
+        ]
+    };
+    (get(block.body1), get(block.body2))
 }
 
-impl Bodies {
-    /// Gathers the velocities of the block's bodies.
+/// Four bodies' `field` as one vector per lane.
+#[inline(always)]
+fn lanes_of(bodies: [&BodyState; 4], field: impl Fn(&BodyState) -> Vec4) -> Vec3x4 {
+    let [a, b, c, d] = bodies.map(field);
+    transpose_in(a, b, c, d)
+}
+
+/// `part(b)` for each block of `L` (the second entry is unused with one block).
+#[inline(always)]
+fn per_block<L: Lane, T: Default>(mut part: impl FnMut(usize) -> T) -> [T; 2] {
+    let first = part(0);
+    let second = if L::BLOCKS == 2 {
+        part(1)
+    } else {
+        T::default()
+    };
+    [first, second]
+}
+
+impl<L: Lane> Bodies<L> {
+    /// Gathers the velocities of the bodies of `blocks` (`L::BLOCKS` of them).
     ///
     /// # Safety
     /// No other thread writes these bodies' states now (see [`Shared`]).
     #[inline(always)]
-    unsafe fn gather(block: &ContactBlock, states: Shared<BodyState>) -> Self {
-        // SAFETY: the caller's contract.
-        let ([a, b, c, d], [e, f, g, h]) = unsafe { block_states(block, &states) };
+    unsafe fn gather(blocks: &[ContactBlock], states: Shared<BodyState>) -> Self {
+        let parts = per_block::<L, _>(|b| {
+            // SAFETY: the caller's contract.
+            let (first, second) = unsafe { block_states(&blocks[b], &states) };
+            Bodies {
+                v1: lanes_of(first, |s| s.linear_velocity),
+                w1: lanes_of(first, |s| s.angular_velocity),
+                v2: lanes_of(second, |s| s.linear_velocity),
+                w2: lanes_of(second, |s| s.angular_velocity),
+            }
+        });
         Self {
-            v1: transpose_in(
-                a.linear_velocity,
-                b.linear_velocity,
-                c.linear_velocity,
-                d.linear_velocity,
-            ),
-            w1: transpose_in(
-                a.angular_velocity,
-                b.angular_velocity,
-                c.angular_velocity,
-                d.angular_velocity,
-            ),
-            v2: transpose_in(
-                e.linear_velocity,
-                f.linear_velocity,
-                g.linear_velocity,
-                h.linear_velocity,
-            ),
-            w2: transpose_in(
-                e.angular_velocity,
-                f.angular_velocity,
-                g.angular_velocity,
-                h.angular_velocity,
-            ),
+            v1: V3::load(|b| parts[b].v1),
+            w1: V3::load(|b| parts[b].w1),
+            v2: V3::load(|b| parts[b].v2),
+            w2: V3::load(|b| parts[b].w2),
         }
     }
 
-    /// How far body 2's centre moved relative to body 1's along the normal since the step
+    /// How far body 2's centre moved relative to body 1's along `normal` since the step
     /// began, and each body's rotation since then.
     ///
     /// # Safety
     /// As for [`Bodies::gather`].
     #[inline(always)]
     unsafe fn displacement(
-        block: &ContactBlock,
+        blocks: &[ContactBlock],
         states: Shared<BodyState>,
-    ) -> (F4, Vec3x4, Vec3x4) {
-        // SAFETY: the caller's contract.
-        let ([a, b, c, d], [e, f, g, h]) = unsafe { block_states(block, &states) };
-        let moved1 = transpose_in(a.moved, b.moved, c.moved, d.moved);
-        let moved2 = transpose_in(e.moved, f.moved, g.moved, h.moved);
-        let turned1 = transpose_in(a.turned, b.turned, c.turned, d.turned);
-        let turned2 = transpose_in(e.turned, f.turned, g.turned, h.turned);
-        (block.normal.dot(moved2 - moved1), turned1, turned2)
+        normal: V3<L>,
+    ) -> (L, V3<L>, V3<L>) {
+        let parts = per_block::<L, _>(|b| {
+            // SAFETY: the caller's contract.
+            let (first, second) = unsafe { block_states(&blocks[b], &states) };
+            [
+                lanes_of(first, |s| s.moved),
+                lanes_of(second, |s| s.moved),
+                lanes_of(first, |s| s.turned),
+                lanes_of(second, |s| s.turned),
+            ]
+        });
+        let [moved1, moved2, turned1, turned2] =
+            std::array::from_fn(|i| V3::<L>::load(|b| parts[b][i]));
+        (normal.dot(moved2 - moved1), turned1, turned2)
     }
 
-    /// Writes the velocities of the block's dynamic bodies back.
+    /// Writes the velocities of the dynamic bodies of `blocks` back.
     ///
     /// # Safety
     /// No other thread reads or writes these dynamic bodies' states now (see [`Shared`]).
     #[inline(always)]
-    unsafe fn scatter(&self, block: &ContactBlock, states: Shared<BodyState>) {
-        let (v1, w1) = (transpose_out(self.v1), transpose_out(self.w1));
-        let (v2, w2) = (transpose_out(self.v2), transpose_out(self.w2));
-        for lane in 0..LANES {
-            if block.write1[lane] {
-                // SAFETY: the caller's contract.
-                let state = unsafe { states.get_mut(block.body1[lane] as usize) };
-                state.linear_velocity = v1[lane];
-                state.angular_velocity = w1[lane];
-            }
-            if block.write2[lane] {
-                // SAFETY: the caller's contract.
-                let state = unsafe { states.get_mut(block.body2[lane] as usize) };
-                state.linear_velocity = v2[lane];
-                state.angular_velocity = w2[lane];
+    unsafe fn scatter(&self, blocks: &[ContactBlock], states: Shared<BodyState>) {
+        let ([v1, v1b], [w1, w1b]) = (self.v1.split(), self.w1.split());
+        let ([v2, v2b], [w2, w2b]) = (self.v2.split(), self.w2.split());
+        let parts = [[v1, w1, v2, w2], [v1b, w1b, v2b, w2b]];
+        for (block, [v1, w1, v2, w2]) in blocks.iter().zip(parts).take(L::BLOCKS) {
+            let (v1, w1) = (transpose_out(v1), transpose_out(w1));
+            let (v2, w2) = (transpose_out(v2), transpose_out(w2));
+            for lane in 0..LANES {
+                if block.write1[lane] {
+                    // SAFETY: the caller's contract.
+                    let state = unsafe { states.get_mut(block.body1[lane] as usize) };
+                    state.linear_velocity = v1[lane];
+                    state.angular_velocity = w1[lane];
+                }
+                if block.write2[lane] {
+                    // SAFETY: the caller's contract.
+                    let state = unsafe { states.get_mut(block.body2[lane] as usize) };
+                    state.linear_velocity = v2[lane];
+                    state.angular_velocity = w2[lane];
+                }
             }
         }
     }
@@ -860,46 +898,194 @@ pub(crate) fn warm_start(
     let solver = &mut *solver;
     solver.load_states();
     let contacts = &mut *contacts;
-    let states = Shared::new(&mut solver.states);
-    let blocks = Shared::new(&mut contacts.blocks);
-    let points = Shared::new(&mut contacts.points);
-    contacts.stages.run(|index| {
-        // SAFETY: the stage runner runs each block once, and a colour's blocks share no
-        // dynamic body (see `Shared`).
-        unsafe {
-            let block = blocks.get(index);
-            let points = points.slice_mut(block.first_point as usize, block.point_count as usize);
-            warm_start_block(block, points, states);
-        }
-    });
+    let kernel = WarmStart {
+        states: Shared::new(&mut solver.states),
+    };
+    contacts.run_groups(&kernel);
     if rows_present(&rows) {
         solver.store_velocities();
         solver.states_live = false;
     }
 }
 
+/// Adjacent blocks of one colour with the same number of point slots, solved together in
+/// the lanes of one [`Lane`] value (`L::BLOCKS` of them).
+struct Group<'a> {
+    blocks: &'a mut [ContactBlock],
+    /// The blocks' point slots, block after block.
+    points: &'a mut [PointBlock],
+    /// Point slots per block.
+    slots: usize,
+}
+
+impl Group<'_> {
+    /// Slot `slot` of every block, as `L` lanes.
+    #[inline(always)]
+    fn point<L: Lane>(&self, slot: usize, field: impl Fn(&PointBlock) -> F4) -> L {
+        L::load(|b| field(&self.points[b * self.slots + slot]))
+    }
+
+    /// Writes `value` to slot `slot` of every block.
+    #[inline(always)]
+    fn set_point<L: Lane>(
+        &mut self,
+        slot: usize,
+        value: L,
+        field: impl Fn(&mut PointBlock) -> &mut F4,
+    ) {
+        for (b, part) in value.split().into_iter().take(L::BLOCKS).enumerate() {
+            *field(&mut self.points[b * self.slots + slot]) = part;
+        }
+    }
+
+    /// A field of every block, as `L` lanes.
+    #[inline(always)]
+    fn block<L: Lane>(&self, field: impl Fn(&ContactBlock) -> F4) -> L {
+        L::load(|b| field(&self.blocks[b]))
+    }
+
+    /// A vector field of every block, as `L` lanes.
+    #[inline(always)]
+    fn block3<L: Lane>(&self, field: impl Fn(&ContactBlock) -> Vec3x4) -> V3<L> {
+        V3::load(|b| field(&self.blocks[b]))
+    }
+
+    /// Writes `value` to a field of every block.
+    #[inline(always)]
+    fn set_block<L: Lane>(&mut self, value: L, field: impl Fn(&mut ContactBlock) -> &mut F4) {
+        for (b, part) in value.split().into_iter().take(L::BLOCKS).enumerate() {
+            *field(&mut self.blocks[b]) = part;
+        }
+    }
+}
+
+/// A stage's work on one group of blocks, for any lane width.
+trait GroupKernel: Sync {
+    /// # Safety
+    /// The group's blocks are of one colour, and no other thread touches their dynamic
+    /// bodies' states now (see [`Shared`]).
+    unsafe fn run<L: Lane>(&self, group: Group<'_>);
+}
+
+impl ContactConstraints {
+    /// Runs `kernel` on every block, colour after colour: two blocks at a time in eight AVX
+    /// lanes where the CPU has AVX (adjacent blocks of a colour with as many point slots),
+    /// else one at a time in four. The blocks of a colour share no dynamic body, and a lane
+    /// computes the same bits in either width, so the result does not depend on the pairing.
+    fn run_groups(&mut self, kernel: &impl GroupKernel) {
+        let blocks = Shared::new(&mut self.blocks);
+        let points = Shared::new(&mut self.points);
+        self.stages.run_ranges(|range| {
+            #[cfg(target_arch = "x86_64")]
+            if range.len() > 1 && super::wide::avx_available() {
+                // SAFETY: AVX is available; the stage runner hands each block to one call,
+                // in ranges of one colour (see `Shared`).
+                return unsafe { groups_avx(kernel, range, blocks, points) };
+            }
+            // SAFETY: as above.
+            unsafe { groups::<F4>(kernel, range, blocks, points) }
+        });
+    }
+}
+
+/// Runs `kernel` on the blocks of `range` (of one colour), in groups of `L::BLOCKS` where
+/// adjacent blocks have as many point slots, else one by one.
+///
 /// # Safety
-/// As for [`Bodies::gather`] and [`Bodies::scatter`].
+/// No other call touches these blocks or their dynamic bodies now; if `L` is `F8`, the CPU
+/// has AVX.
 #[inline(always)]
-unsafe fn warm_start_block(block: &ContactBlock, points: &[PointBlock], states: Shared<BodyState>) {
-    // SAFETY: the caller's contract.
-    let mut bodies = unsafe { Bodies::gather(block, states) };
-    for point in points {
-        point
-            .arm
-            .apply(&block.push, point.normal_impulse, &mut bodies);
+unsafe fn groups<L: Lane>(
+    kernel: &impl GroupKernel,
+    range: Range<usize>,
+    blocks: Shared<ContactBlock>,
+    points: Shared<PointBlock>,
+) {
+    let mut index = range.start;
+    while index < range.end {
+        // SAFETY: the caller's contract.
+        unsafe {
+            let first = blocks.get(index);
+            let slots = first.point_count as usize;
+            let paired = L::BLOCKS == 2
+                && index + 1 < range.end
+                && blocks.get(index + 1).point_count == first.point_count;
+            let count = if paired { 2 } else { 1 };
+            let group = Group {
+                points: points.slice_mut(first.first_point as usize, count * slots),
+                blocks: blocks.slice_mut(index, count),
+                slots,
+            };
+            if paired {
+                kernel.run::<L>(group);
+            } else {
+                kernel.run::<F4>(group);
+            }
+            index += count;
+        }
     }
-    for k in 0..2 {
-        block.tangent_arms[k].apply(
-            &block.tangent_push[k],
-            block.tangent_impulse[k],
-            &mut bodies,
-        );
-    }
-    bodies.w1 -= block.twist[0].scale(block.twist_impulse);
-    bodies.w2 += block.twist[1].scale(block.twist_impulse);
+}
+
+/// [`groups`] with eight lanes, compiled for AVX.
+///
+/// # Safety
+/// As for [`groups`]; the CPU has AVX.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx")]
+unsafe fn groups_avx(
+    kernel: &impl GroupKernel,
+    range: Range<usize>,
+    blocks: Shared<ContactBlock>,
+    points: Shared<PointBlock>,
+) {
     // SAFETY: the caller's contract.
-    unsafe { bodies.scatter(block, states) };
+    unsafe { groups::<super::wide::F8>(kernel, range, blocks, points) }
+}
+
+/// The warm start: the accumulated impulses applied again.
+struct WarmStart {
+    states: Shared<BodyState>,
+}
+
+impl GroupKernel for WarmStart {
+    #[inline(always)]
+    unsafe fn run<L: Lane>(&self, group: Group<'_>) {
+        // SAFETY: the caller's contract.
+        let mut bodies = unsafe { Bodies::<L>::gather(group.blocks, self.states) };
+        let push = group.push::<L>();
+        for slot in 0..group.slots {
+            let arm = Arm::<L>::load(|b| &group.points[b * group.slots + slot].arm);
+            arm.apply(&push, group.point(slot, |p| p.normal_impulse), &mut bodies);
+        }
+        for k in 0..2 {
+            let arm = Arm::<L>::load(|b| &group.blocks[b].tangent_arms[k]);
+            let push = [
+                group.block3(|block| block.tangent_push[k][0]),
+                group.block3(|block| block.tangent_push[k][1]),
+            ];
+            arm.apply(
+                &push,
+                group.block(|block| block.tangent_impulse[k]),
+                &mut bodies,
+            );
+        }
+        let twist = group.block::<L>(|block| block.twist_impulse);
+        bodies.w1 -= group.block3(|block| block.twist[0]).scale(twist);
+        bodies.w2 += group.block3(|block| block.twist[1]).scale(twist);
+        // SAFETY: the caller's contract.
+        unsafe { bodies.scatter(group.blocks, self.states) };
+    }
+}
+
+impl Group<'_> {
+    /// The normal's `push` (see [`ContactBlock::push`]).
+    #[inline(always)]
+    fn push<L: Lane>(&self) -> [V3<L>; 2] {
+        [
+            self.block3(|block| block.push[0]),
+            self.block3(|block| block.push[1]),
+        ]
+    }
 }
 
 /// Solves contacts with a soft position bias.
@@ -962,185 +1148,192 @@ fn solve(
         solver.load_velocities();
         solver.states_live = true;
     }
-    let pass = Pass::new(coefficients, h, max_push_out);
-    let states = Shared::new(&mut solver.states);
-    let blocks = Shared::new(&mut contacts.blocks);
-    let points = Shared::new(&mut contacts.points);
-    contacts.stages.run(|index| {
-        // SAFETY: the stage runner runs each block once, and a colour's blocks share no
-        // dynamic body (see `Shared`).
-        unsafe {
-            let block = blocks.get_mut(index);
-            let points = points.slice_mut(block.first_point as usize, block.point_count as usize);
-            solve_block(block, points, states, &pass);
-        }
-    });
-}
-
-/// The constants of one solve pass, in lanes.
-struct Pass {
-    /// Soft coefficients for contacts between dynamic bodies and against static ones (the
-    /// biased pass), or `None` (the relax pass).
-    soft: Option<[[F4; 3]; 2]>,
-    inv_h: F4,
-    max_push_out: F4,
-}
-
-impl Pass {
-    fn new(coefficients: Option<ContactCoefficients>, h: Scalar, max_push_out: Scalar) -> Self {
-        let lanes = |s: SoftCoefficients| {
-            [
-                F4::splat(s.bias_rate),
-                F4::splat(s.mass_scale),
-                F4::splat(s.impulse_scale),
-            ]
-        };
-        Self {
-            soft: coefficients.map(|k| [lanes(k.dynamic), lanes(k.fixed)]),
-            inv_h: F4::splat(1.0 / h),
-            max_push_out: F4::splat(-max_push_out),
-        }
-    }
-}
-
-/// # Safety
-/// As for [`Bodies::gather`] and [`Bodies::scatter`].
-#[inline(always)]
-unsafe fn solve_block(
-    block: &mut ContactBlock,
-    points: &mut [PointBlock],
-    states: Shared<BodyState>,
-    pass: &Pass,
-) {
-    // SAFETY: the caller's contract.
-    let mut bodies = unsafe { Bodies::gather(block, states) };
-    // Separation now: start separation plus the anchors' relative motion along n, with
-    // rotation linearised (n·(θ × r) = θ·(r × n)), so a spinning ball's anchor slides along
-    // its surface instead of swinging off the contact plane.
-    // SAFETY: the caller's contract.
-    let (moved, turned1, turned2) = unsafe { Bodies::displacement(block, states) };
-    let soft = pass.soft.map(|[dynamic, fixed]| {
-        let s = block.against_static;
-        [
-            select(s, fixed[0], dynamic[0]),
-            select(s, fixed[1], dynamic[1]),
-            select(s, fixed[2], dynamic[2]),
-        ]
-    });
-    let point_pass = PointPass {
-        moved,
-        turned1,
-        turned2,
-        soft,
-        inv_h: pass.inv_h,
-        max_push_out: pass.max_push_out,
+    let kernel = Solve {
+        states: Shared::new(&mut solver.states),
+        soft: coefficients.map(|k| {
+            let each = |s: SoftCoefficients| [s.bias_rate, s.mass_scale, s.impulse_scale];
+            [each(k.dynamic), each(k.fixed)]
+        }),
+        inv_h: 1.0 / h,
+        max_push_out: -max_push_out,
     };
-    let mut total_normal = F4::ZERO;
-    // The biased pass runs through the points forwards and the relax pass backwards, so
-    // neither end of a manifold systematically takes the load first.
-    if soft.is_some() {
-        for point in points.iter_mut() {
-            solve_point(block, point, &point_pass, &mut bodies, &mut total_normal);
-        }
-    } else {
-        for point in points.iter_mut().rev() {
-            solve_point(block, point, &point_pass, &mut bodies, &mut total_normal);
-        }
-    }
-    solve_friction(block, &mut bodies, block.friction * total_normal);
-    // SAFETY: the caller's contract.
-    unsafe { bodies.scatter(block, states) };
+    contacts.run_groups(&kernel);
 }
 
-/// What the points of one block share in a solve pass.
-struct PointPass {
+/// One solve pass.
+struct Solve {
+    states: Shared<BodyState>,
+    /// Bias rate, mass scale and impulse scale for contacts between dynamic bodies and
+    /// against static ones (the biased pass), or `None` (the relax pass).
+    soft: Option<[[Scalar; 3]; 2]>,
+    inv_h: Scalar,
+    /// The most negative bias speed (minus the maximum push-out speed).
+    max_push_out: Scalar,
+}
+
+impl GroupKernel for Solve {
+    #[inline(always)]
+    unsafe fn run<L: Lane>(&self, mut group: Group<'_>) {
+        let blocks = &*group.blocks;
+        // SAFETY: the caller's contract.
+        let mut bodies = unsafe { Bodies::<L>::gather(blocks, self.states) };
+        let normal = group.block3::<L>(|block| block.normal);
+        // Separation now: start separation plus the anchors' relative motion along n, with
+        // rotation linearised (n·(θ × r) = θ·(r × n)), so a spinning ball's anchor slides
+        // along its surface instead of swinging off the contact plane.
+        // SAFETY: the caller's contract.
+        let (moved, turned1, turned2) =
+            unsafe { Bodies::displacement(blocks, self.states, normal) };
+        let against_static = L::load_mask(|b| blocks[b].against_static);
+        let soft = self.soft.map(|[dynamic, fixed]| {
+            std::array::from_fn(|i| {
+                L::select(against_static, L::splat(fixed[i]), L::splat(dynamic[i]))
+            })
+        });
+        let pass = PointPass {
+            moved,
+            turned1,
+            turned2,
+            soft,
+            inv_h: L::splat(self.inv_h),
+            max_push_out: L::splat(self.max_push_out),
+            normal,
+            push: group.push(),
+        };
+        let mut total_normal = L::splat(0.0);
+        // The biased pass runs through the points forwards and the relax pass backwards, so
+        // neither end of a manifold systematically takes the load first.
+        if soft.is_some() {
+            for slot in 0..group.slots {
+                solve_point(&mut group, slot, &pass, &mut bodies, &mut total_normal);
+            }
+        } else {
+            for slot in (0..group.slots).rev() {
+                solve_point(&mut group, slot, &pass, &mut bodies, &mut total_normal);
+            }
+        }
+        let max = group.block::<L>(|block| block.friction) * total_normal;
+        solve_friction(&mut group, normal, &mut bodies, max);
+        // SAFETY: the caller's contract.
+        unsafe { bodies.scatter(group.blocks, self.states) };
+    }
+}
+
+/// What the points of one group share in a solve pass.
+struct PointPass<L: Lane> {
     /// How far body 2's centre moved relative to body 1's along the normal, and each body's
     /// rotation, since the step began.
-    moved: F4,
-    turned1: Vec3x4,
-    turned2: Vec3x4,
+    moved: L,
+    turned1: V3<L>,
+    turned2: V3<L>,
     /// Bias rate, mass scale and impulse scale of each lane (the biased pass), or `None`.
-    soft: Option<[F4; 3]>,
-    inv_h: F4,
-    max_push_out: F4,
+    soft: Option<[L; 3]>,
+    inv_h: L,
+    max_push_out: L,
+    normal: V3<L>,
+    push: [V3<L>; 2],
 }
 
-/// One point slot of a block: the normal impulse of each lane's point.
+/// One point slot of a group: the normal impulse of each lane's point.
 #[inline(always)]
-fn solve_point(
-    block: &ContactBlock,
-    point: &mut PointBlock,
-    pass: &PointPass,
-    bodies: &mut Bodies,
-    total_normal: &mut F4,
+fn solve_point<L: Lane>(
+    group: &mut Group<'_>,
+    slot: usize,
+    pass: &PointPass<L>,
+    bodies: &mut Bodies<L>,
+    total_normal: &mut L,
 ) {
-    let arm = &point.arm;
-    let s =
-        point.separation + pass.moved + pass.turned2.dot(arm.cross2) - pass.turned1.dot(arm.cross1);
-    let speculative = s.cmpgt(F4::ZERO);
+    let arm = Arm::<L>::load(|b| &group.points[b * group.slots + slot].arm);
+    let separation: L = group.point(slot, |p| p.separation);
+    let normal_impulse: L = group.point(slot, |p| p.normal_impulse);
+    let s = separation + pass.moved + pass.turned2.dot(arm.cross2) - pass.turned1.dot(arm.cross1);
+    let zero = L::splat(0.0);
+    let speculative = s.cmpgt(zero);
     let speculative_bias = s * pass.inv_h;
     let (bias, mass_scale, impulse_scale) = match pass.soft {
         Some([bias_rate, mass_scale, impulse_scale]) => (
-            select(
+            L::select(
                 speculative,
                 speculative_bias,
                 (bias_rate * s).max(pass.max_push_out),
             ),
-            select(speculative, F4::ONE, mass_scale),
-            select(speculative, F4::ZERO, impulse_scale),
+            L::select(speculative, L::splat(1.0), mass_scale),
+            L::select(speculative, zero, impulse_scale),
         ),
         None => (
-            select(speculative, speculative_bias, F4::ZERO),
-            F4::ONE,
-            F4::ZERO,
+            L::select(speculative, speculative_bias, zero),
+            L::splat(1.0),
+            zero,
         ),
     };
-    let linear = block.normal.dot(bodies.v2 - bodies.v1);
+    let linear = pass.normal.dot(bodies.v2 - bodies.v1);
     let vn = arm.speed(linear, bodies);
-    let impulse = -arm.mass * mass_scale * (vn + bias) - impulse_scale * point.normal_impulse;
-    let new_impulse = (point.normal_impulse + impulse).max(F4::ZERO);
-    let applied = new_impulse - point.normal_impulse;
-    point.normal_impulse = new_impulse;
-    point.max_normal_impulse = point.max_normal_impulse.max(new_impulse);
-    *total_normal += new_impulse;
-    arm.apply(&block.push, applied, bodies);
+    let impulse = -arm.mass * mass_scale * (vn + bias) - impulse_scale * normal_impulse;
+    let new_impulse = (normal_impulse + impulse).max(zero);
+    let applied = new_impulse - normal_impulse;
+    let max_impulse = group
+        .point::<L>(slot, |p| p.max_normal_impulse)
+        .max(new_impulse);
+    group.set_point(slot, new_impulse, |p| &mut p.normal_impulse);
+    group.set_point(slot, max_impulse, |p| &mut p.max_normal_impulse);
+    *total_normal = *total_normal + new_impulse;
+    arm.apply(&pass.push, applied, bodies);
 }
 
 /// Patch friction: tangent impulses in a circle of radius `max`, twist within `max · radius`.
 #[inline(always)]
-fn solve_friction(block: &mut ContactBlock, bodies: &mut Bodies, max: F4) {
+fn solve_friction<L: Lane>(group: &mut Group<'_>, normal: V3<L>, bodies: &mut Bodies<L>, max: L) {
     let relative = bodies.v2 - bodies.v1;
-    let old = block.tangent_impulse;
-    let [arm0, arm1] = &block.tangent_arms;
-    let speed0 = arm0.speed(block.tangents[0].dot(relative), bodies) - block.target_speed[0];
-    let speed1 = arm1.speed(block.tangents[1].dot(relative), bodies) - block.target_speed[1];
+    let old: [L; 2] = [
+        group.block(|block| block.tangent_impulse[0]),
+        group.block(|block| block.tangent_impulse[1]),
+    ];
+    let arm0 = Arm::<L>::load(|b| &group.blocks[b].tangent_arms[0]);
+    let arm1 = Arm::<L>::load(|b| &group.blocks[b].tangent_arms[1]);
+    let tangent0 = group.block3::<L>(|block| block.tangents[0]);
+    let tangent1 = group.block3::<L>(|block| block.tangents[1]);
+    let speed0 =
+        arm0.speed(tangent0.dot(relative), bodies) - group.block(|block| block.target_speed[0]);
+    let speed1 =
+        arm1.speed(tangent1.dot(relative), bodies) - group.block(|block| block.target_speed[1]);
     let mut new0 = old[0] - arm0.mass * speed0;
     let mut new1 = old[1] - arm1.mass * speed1;
     let length = (new0 * new0 + new1 * new1).sqrt();
     let over = length.cmpgt(max);
-    if over.any() {
+    if L::any(over) {
         let scale = max / length;
-        new0 = select(over, new0 * scale, new0);
-        new1 = select(over, new1 * scale, new1);
+        new0 = L::select(over, new0 * scale, new0);
+        new1 = L::select(over, new1 * scale, new1);
     }
-    block.tangent_impulse = [new0, new1];
-    arm0.apply(&block.tangent_push[0], new0 - old[0], bodies);
-    arm1.apply(&block.tangent_push[1], new1 - old[1], bodies);
+    group.set_block(new0, |block| &mut block.tangent_impulse[0]);
+    group.set_block(new1, |block| &mut block.tangent_impulse[1]);
+    let push = |k: usize| -> [V3<L>; 2] {
+        [
+            group.block3(|block| block.tangent_push[k][0]),
+            group.block3(|block| block.tangent_push[k][1]),
+        ]
+    };
+    arm0.apply(&push(0), new0 - old[0], bodies);
+    arm1.apply(&push(1), new1 - old[1], bodies);
 
-    let spin = block.normal.dot(bodies.w2 - bodies.w1);
+    let spin = normal.dot(bodies.w2 - bodies.w1);
     // One point (radius 0) has no twist friction; written so that no coefficient, however
     // large, can make the limit NaN (∞ · 0).
-    let max_twist = select(block.radius.cmpgt(F4::ZERO), max * block.radius, F4::ZERO);
-    let old = block.twist_impulse;
-    block.twist_impulse = clamp_symmetric(old - block.twist_mass * spin, max_twist);
-    let applied = block.twist_impulse - old;
-    bodies.w1 -= block.twist[0].scale(applied);
-    bodies.w2 += block.twist[1].scale(applied);
+    let radius: L = group.block(|block| block.radius);
+    let zero = L::splat(0.0);
+    let max_twist = L::select(radius.cmpgt(zero), max * radius, zero);
+    let old: L = group.block(|block| block.twist_impulse);
+    let twist_mass: L = group.block(|block| block.twist_mass);
+    let twist = clamp_symmetric(old - twist_mass * spin, max_twist);
+    group.set_block(twist, |block| &mut block.twist_impulse);
+    let applied = twist - old;
+    bodies.w1 -= group.block3(|block| block.twist[0]).scale(applied);
+    bodies.w2 += group.block3(|block| block.twist[1]).scale(applied);
 }
 
 /// `value` limited to `[-limit, limit]`.
 #[inline(always)]
-fn clamp_symmetric(value: F4, limit: F4) -> F4 {
+fn clamp_symmetric<L: Lane>(value: L, limit: L) -> L {
     value.min(limit).max(-limit)
 }
 
@@ -1200,7 +1393,7 @@ unsafe fn restitution_block(
         return;
     }
     // SAFETY: the caller's contract.
-    let mut bodies = unsafe { Bodies::gather(block, states) };
+    let mut bodies = unsafe { Bodies::<F4>::gather(std::slice::from_ref(block), states) };
     for _ in 0..RESTITUTION_ITERATIONS {
         for point in points.iter_mut() {
             let active = bouncy
@@ -1224,7 +1417,7 @@ unsafe fn restitution_block(
         }
     }
     // SAFETY: the caller's contract.
-    unsafe { bodies.scatter(block, states) };
+    unsafe { bodies.scatter(std::slice::from_ref(block), states) };
 }
 
 /// Stores the accumulated impulses in the contact graph for warm starting and reporting.
