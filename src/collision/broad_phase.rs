@@ -6,7 +6,7 @@
 //! never all pairs. Each AABB is enlarged by the speculative margin plus how far the collider
 //! can move this step, so fast bodies find the surfaces they are about to reach.
 //!
-//! A leaf holds its collider's AABB grown by [`FAT_MARGIN`] (Box2D's "fat" AABBs, from
+//! A leaf holds its collider's AABB grown by `FAT_MARGIN` (Box2D's "fat" AABBs, from
 //! Erin Catto's dynamic AABB tree), and moves only when the AABB leaves that box. While no
 //! leaf moves, the tree and its overlapping leaf pairs (the *candidates*) stand: a step only
 //! filters the candidates with this step's AABBs, layers and exclusions, and builds the same

@@ -42,6 +42,15 @@
 //! are sorted by point count so their lanes are alike (a lane with fewer points carries
 //! zero-mass padding points, which apply nothing).
 //!
+//! On x86-64 CPUs with AVX (checked at run time), the warm start, solve and relax passes take
+//! two adjacent blocks of a colour with as many point slots at once, in eight lanes (one
+//! 256-bit register per quantity; Box2D v3 builds for AVX2 the same way at compile time). The
+//! blocks stay stored four lanes wide: a pair is loaded half from each. Since a lane's
+//! arithmetic is the same IEEE operations in either width and the two blocks share no dynamic
+//! body, the result is bit-identical to solving them one after the other (the
+//! thread-determinism golden state holds with and without AVX). The 210-cube pyramid: 0.264 →
+//! 0.243 ms per step in the profile harness.
+//!
 //! The body velocities the passes work on live in `SolverBodies::states` from the warm start
 //! to the end of the relax pass (see [`SolverBodies`]); velocity rows, which run on the full
 //! body items right after each contact pass, make the contact systems copy them back and forth

@@ -1,13 +1,16 @@
-//! Four-lane arithmetic for the wide contact solver and the four-joint solve: a lane is one
-//! contact manifold or one joint, and a [`Vec3x4`] holds one 3D vector per lane (structure of
-//! arrays), so that every operation works on four at once (Catto, "SIMD Matters", 2024;
+//! Lane arithmetic for the wide contact solver and the four-joint solve: a lane is one
+//! contact manifold or one joint, and a [`V3`] holds one 3D vector per lane (structure of
+//! arrays), so that every operation works on all lanes at once (Catto, "SIMD Matters", 2024;
 //! Box2D v3's wide contact solver).
 //!
-//! The lanes are glam's [`Vec4`], which is one SSE2 register on x86-64 (NEON on AArch64; a
-//! plain array elsewhere): no extra dependency, stable Rust, and no `unsafe` here. Every
-//! operation is written in the same order as the scalar `glam::Vec3` operation it replaces
-//! (a dot product is `(x·x + y·y) + z·z`, a cross product glam's), and nothing is fused, so a
-//! lane computes bit for bit what the scalar code computes.
+//! Four lanes are glam's [`Vec4`], which is one SSE2 register on x86-64 (NEON on AArch64; a
+//! plain array elsewhere). The contact solver's passes are written over the [`Lane`] trait,
+//! and on x86-64 CPUs with AVX also run eight lanes (`F8`, one 256-bit register: two blocks
+//! of four), selected at run time; that is the only `unsafe` here (AVX intrinsics, reachable
+//! only after the CPU check). Every operation is written in the same order as the scalar
+//! `glam::Vec3` operation it replaces (a dot product is `(x·x + y·y) + z·z`, a cross product
+//! glam's), and nothing is fused, so a lane computes bit for bit what the scalar code
+//! computes, in either width.
 
 use std::ops::{Add, Div, Mul, Neg, Sub};
 
