@@ -10,7 +10,7 @@
 //! Erin Catto's dynamic AABB tree), and moves only when the AABB leaves that box. While no
 //! leaf moves, the tree and its overlapping leaf pairs (the *candidates*) stand: a step only
 //! filters the candidates with this step's AABBs, layers and exclusions, and builds the same
-//! pairs, in the same order, that traversing again would (a resting pile skips the refit, the
+//! pairs, in the same order, that traversing again would (a resting pyramid skips the refit, the
 //! traversal and the sort). When a leaf moves, the tree is refitted and re-optimised, and the
 //! candidates are collected and sorted again.
 //!

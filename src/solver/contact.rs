@@ -959,6 +959,33 @@ impl Group<'_> {
         V3::load(|b| field(&self.blocks[b]))
     }
 
+    /// The arm of point slot `slot` of every block.
+    #[inline(always)]
+    fn point_arm<L: Lane>(&self, slot: usize) -> Arm<L> {
+        Arm::load(|b| &self.points[b * self.slots + slot].arm)
+    }
+
+    /// The normal's `push` (see [`ContactBlock::push`]).
+    #[inline(always)]
+    fn push<L: Lane>(&self) -> [V3<L>; 2] {
+        [
+            self.block3(|block| block.push[0]),
+            self.block3(|block| block.push[1]),
+        ]
+    }
+
+    /// The friction patch's arm and push along tangent `k`.
+    #[inline(always)]
+    fn tangent<L: Lane>(&self, k: usize) -> (Arm<L>, [V3<L>; 2]) {
+        (
+            Arm::load(|b| &self.blocks[b].tangent_arms[k]),
+            [
+                self.block3(|block| block.tangent_push[k][0]),
+                self.block3(|block| block.tangent_push[k][1]),
+            ],
+        )
+    }
+
     /// Writes `value` to a field of every block.
     #[inline(always)]
     fn set_block<L: Lane>(&mut self, value: L, field: impl Fn(&mut ContactBlock) -> &mut F4) {
@@ -1063,15 +1090,11 @@ impl GroupKernel for WarmStart {
         let mut bodies = unsafe { Bodies::<L>::gather(group.blocks, self.states) };
         let push = group.push::<L>();
         for slot in 0..group.slots {
-            let arm = Arm::<L>::load(|b| &group.points[b * group.slots + slot].arm);
+            let arm = group.point_arm::<L>(slot);
             arm.apply(&push, group.point(slot, |p| p.normal_impulse), &mut bodies);
         }
         for k in 0..2 {
-            let arm = Arm::<L>::load(|b| &group.blocks[b].tangent_arms[k]);
-            let push = [
-                group.block3(|block| block.tangent_push[k][0]),
-                group.block3(|block| block.tangent_push[k][1]),
-            ];
+            let (arm, push) = group.tangent::<L>(k);
             arm.apply(
                 &push,
                 group.block(|block| block.tangent_impulse[k]),
@@ -1083,17 +1106,6 @@ impl GroupKernel for WarmStart {
         bodies.w2 += group.block3(|block| block.twist[1]).scale(twist);
         // SAFETY: the caller's contract.
         unsafe { bodies.scatter(group.blocks, self.states) };
-    }
-}
-
-impl Group<'_> {
-    /// The normal's `push` (see [`ContactBlock::push`]).
-    #[inline(always)]
-    fn push<L: Lane>(&self) -> [V3<L>; 2] {
-        [
-            self.block3(|block| block.push[0]),
-            self.block3(|block| block.push[1]),
-        ]
     }
 }
 
@@ -1252,7 +1264,7 @@ fn solve_point<L: Lane>(
     bodies: &mut Bodies<L>,
     total_normal: &mut L,
 ) {
-    let arm = Arm::<L>::load(|b| &group.points[b * group.slots + slot].arm);
+    let arm = group.point_arm::<L>(slot);
     let separation: L = group.point(slot, |p| p.separation);
     let normal_impulse: L = group.point(slot, |p| p.normal_impulse);
     let s = separation + pass.moved + pass.turned2.dot(arm.cross2) - pass.turned1.dot(arm.cross1);
@@ -1297,8 +1309,8 @@ fn solve_friction<L: Lane>(group: &mut Group<'_>, normal: V3<L>, bodies: &mut Bo
         group.block(|block| block.tangent_impulse[0]),
         group.block(|block| block.tangent_impulse[1]),
     ];
-    let arm0 = Arm::<L>::load(|b| &group.blocks[b].tangent_arms[0]);
-    let arm1 = Arm::<L>::load(|b| &group.blocks[b].tangent_arms[1]);
+    let (arm0, push0) = group.tangent::<L>(0);
+    let (arm1, push1) = group.tangent::<L>(1);
     let tangent0 = group.block3::<L>(|block| block.tangents[0]);
     let tangent1 = group.block3::<L>(|block| block.tangents[1]);
     let speed0 =
@@ -1316,14 +1328,8 @@ fn solve_friction<L: Lane>(group: &mut Group<'_>, normal: V3<L>, bodies: &mut Bo
     }
     group.set_block(new0, |block| &mut block.tangent_impulse[0]);
     group.set_block(new1, |block| &mut block.tangent_impulse[1]);
-    let push = |k: usize| -> [V3<L>; 2] {
-        [
-            group.block3(|block| block.tangent_push[k][0]),
-            group.block3(|block| block.tangent_push[k][1]),
-        ]
-    };
-    arm0.apply(&push(0), new0 - old[0], bodies);
-    arm1.apply(&push(1), new1 - old[1], bodies);
+    arm0.apply(&push0, new0 - old[0], bodies);
+    arm1.apply(&push1, new1 - old[1], bodies);
 
     let spin = normal.dot(bodies.w2 - bodies.w1);
     // One point (radius 0) has no twist friction; written so that no coefficient, however
