@@ -6,8 +6,8 @@
 //! and how far the top cube has drifted from where it was spawned.
 //!
 //! The top cube sinks while the soft contacts below it compress under the pyramid's weight:
-//! at the default 30 Hz contact stiffness a contact compresses by about `g / ω²` = 0.28 mm per
-//! cube weight it carries, which adds up to about 3 cm at the top of this pyramid. After that it
+//! at the default 40 Hz contact stiffness a contact compresses by about `g / ω²` = 0.16 mm per
+//! cube weight it carries, which adds up to about 1.5 cm at the top of this pyramid. After that it
 //! should stay put, and the whole pyramid should fall asleep half a second after coming to
 //! rest.
 //!

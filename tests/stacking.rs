@@ -147,8 +147,8 @@ fn heavy_box_does_not_sink_into_light_box() {
     // A soft contact is a spring of angular frequency ω acting on the contact's effective mass
     // m_eff (Catto, "Solver2D: soft step"): carrying a load F it settles at a compression of
     // F / (m_eff ω²). Here m_eff is the light box's mass (1 kg), so the heavy box's 100 kg load
-    // compresses its contact by 100 g / (1 · (2π · 30 Hz)²) ≈ 2.8 cm, and the light box's
-    // ground contact (static contacts are twice as stiff) by 101 g / (1 · (2π · 60 Hz)²) ≈ 7 mm.
+    // compresses its contact by 100 g / (1 · (2π · 40 Hz)²) ≈ 1.6 cm, and the light box's
+    // ground contact (static contacts are twice as stiff) by 101 g / (1 · (2π · 80 Hz)²) ≈ 4 mm.
     // The check is that the engine matches that model (within 10 %) and does not sink further.
     let mut app = app();
     let (light, heavy) = heavy_on_light(&mut app);
