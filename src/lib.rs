@@ -96,13 +96,13 @@
 //! 0.2 m below ([`MoveAndSlideConfig`]).
 //!
 //! Why these: a soft contact compresses by `load / (m_eff ω²)` at rest (about 0.16 mm per
-//! supported unit cube at 40 Hz), so stiffer contacts sag less, until the soft step stops
-//! converging near a fifth of the substep rate. Measured at 4 substeps of 1/60 s (damping ratio
-//! 10, Box2D v3's), 30 → 40 Hz took the base-20 pyramid's top-cube sag from 27 to 16 mm, the
-//! base-100 pyramid's from 736 to 441 mm and the deepest cube–cube overlap in a 4,096-cube pile
-//! from 12.5 to 6.9 mm; 44–46 Hz was a little better still, and from 48 Hz on the figures
-//! scatter (50 Hz: 33 mm, 671 mm; 60 Hz: 41 mm, 1,702 mm), so 40 Hz keeps a margin below that
-//! edge. Four XPBD passes bring a 40×40 grid of heavy spheres hanging from two
+//! supported unit cube at 40 Hz), so stiffer contacts sag less, up to about a fifth of the
+//! substep rate, where the results start to scatter. Measured at 4 substeps of 1/60 s
+//! (damping ratio 10, Box2D v3's), 30 → 40 Hz took the base-20 pyramid's top-cube sag from 27
+//! to 16 mm, the base-100 pyramid's from 736 to 441 mm and the deepest cube–cube overlap in a
+//! 4,096-cube pile from 12.5 to 6.9 mm; 44–46 Hz was a little better still, and from 48 Hz on
+//! the figures scatter (50 Hz: 33 mm, 671 mm; 60 Hz: 41 mm, 1,702 mm), so 40 Hz keeps a margin
+//! below that edge. Four XPBD passes bring a 40×40 grid of heavy spheres hanging from two
 //! corners to a worst joint error of about 6 cm, where one pass lets it tear apart.
 //!
 //! ## Hierarchies, meshes and scenes

@@ -48,10 +48,10 @@ impl Validate for Gravity {
     reflect(Serialize, Deserialize)
 )]
 pub struct SolverConfig {
-    /// Contact stiffness as a frequency, Hz. Stiffer contacts sag less under load, but above
-    /// about a fifth of the substep rate tall stacks settle worse; capped at a quarter of the
-    /// substep rate, where the soft step stays stable. Default 40 (a sixth of the default
-    /// substep rate, 4 × 60 Hz).
+    /// Contact stiffness as a frequency, Hz. Stiffer contacts sag less under load, but from
+    /// about a fifth of the substep rate on, tall stacks settle erratically; capped at a
+    /// quarter of the substep rate, where the soft step stays stable. Default 40 (a sixth of
+    /// the substep rate at 4 substeps of 1/60 s; see the crate docs' "Defaults").
     pub contact_frequency: Scalar,
     /// Contact damping ratio. Default 10 (heavily over-damped: no bounce from the bias).
     pub contact_damping_ratio: Scalar,
