@@ -153,11 +153,12 @@ impl CollisionExclusions {
 /// move micrometres per step and keep their leaves. A moving body's AABB already includes the
 /// speculative margin and this step's motion, and one falling or sliding a few centimetres a
 /// step leaves even a 0.1 m box within a step or two: a larger margin buys it little, and
-/// costs the overlaps of its neighbours' boxes. With Box2D's 0.1 m, the 4,096-cube pile of the benchmarks kept 46,660 overlapping
-/// leaf pairs for 6,556 pairs, traversing them on half its steps and sorting them on the
-/// others: its broad phase took 1.22 ms per step, 0.76 ms with 5 mm (18,814 overlapping leaf
-/// pairs, one traversal per step); the resting pyramid still skips the traversal, and the
-/// free-falling spheres and the collapsing 5,050-cube pyramid measured the same either way.
+/// costs the overlaps of its neighbours' boxes. With Box2D's 0.1 m, the 4,096-cube pile of
+/// the benchmarks kept 46,660 overlapping leaf pairs for 6,556 pairs, traversing them on half
+/// its steps and sorting them on the others: its broad phase took 1.22 ms per step, 0.76 ms
+/// with 5 mm (18,814 overlapping leaf pairs, one traversal per step); the resting pyramid
+/// still skips the traversal, and the free-falling spheres and the collapsing 5,050-cube
+/// pyramid measured the same either way.
 pub(crate) const FAT_MARGIN: Scalar = 0.005;
 
 /// The collider snapshot and the overlapping pairs found this step.
