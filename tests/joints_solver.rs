@@ -251,32 +251,52 @@ fn despawn_joint_mid_step(
 /// A kicked chain of `links` boxes on spherical joints with anchors off the centre lines (so
 /// the links turn), and where each body is after `steps` steps. With `limited`, every joint
 /// has swing limits of [0, π], which the swing angle can never leave: the limit code measures
-/// and does nothing, but the joints take the general path instead of the fast one.
+/// and does nothing, but the joints take the general path instead of the fast one. A tassel
+/// (one more box) hangs from the middle link, so the plain joints do not form a path, which
+/// the engine would solve directly, not in Gauss–Seidel passes
+/// (`hundred_link_chain_hangs_at_its_rest_length`).
 fn chain_poses(limited: bool, links: usize, steps: usize) -> Vec<(Vec3, Quat)> {
     let mut app = app();
     let mut previous = spawn(&mut app, (RigidBody::Static, Transform::default()));
-    let mut bodies = Vec::new();
-    for i in 0..links {
-        let link = spawn(
-            &mut app,
+    // A free box of size `size` at `position`, joined to `to` by a spherical joint.
+    let hang = |app: &mut App, to: Entity, size: Vec3, position: Vec3, anchors: [Vec3; 2]| {
+        let body = spawn(
+            app,
             (
                 RigidBody::Dynamic,
-                Collider::cuboid(0.8, 0.3, 0.4),
+                Collider::cuboid(size.x, size.y, size.z),
                 CollisionLayers::NONE,
                 SleepingDisabled,
-                Transform::from_xyz(i as f32 + 1.0, 0.1 * i as f32, 0.0),
+                Transform::from_translation(position),
             ),
         );
-        let mut joint = SphericalJoint::new(previous, link)
-            .with_local_anchor_1(Vec3::new(0.5, 0.05, 0.1))
-            .with_local_anchor_2(Vec3::new(-0.5, -0.05, 0.1));
+        let mut joint = SphericalJoint::new(to, body)
+            .with_local_anchor_1(anchors[0])
+            .with_local_anchor_2(anchors[1]);
         if limited {
             joint = joint.with_swing_limits(0.0, std::f32::consts::PI);
         }
-        spawn(&mut app, joint);
-        bodies.push(link);
-        previous = link;
+        spawn(app, joint);
+        body
+    };
+    let mut bodies = Vec::new();
+    for i in 0..links {
+        let anchors = [Vec3::new(0.5, 0.05, 0.1), Vec3::new(-0.5, -0.05, 0.1)];
+        let at = Vec3::new(i as f32 + 1.0, 0.1 * i as f32, 0.0);
+        previous = hang(&mut app, previous, Vec3::new(0.8, 0.3, 0.4), at, anchors);
+        bodies.push(previous);
     }
+    let middle = links / 2;
+    let at = Vec3::new(middle as f32 + 1.0, 0.1 * middle as f32 - 1.0, 0.0);
+    let anchors = [Vec3::new(0.0, -0.5, 0.0), Vec3::new(0.0, 0.5, 0.0)];
+    let tassel = hang(
+        &mut app,
+        bodies[middle],
+        Vec3::new(0.3, 0.8, 0.4),
+        at,
+        anchors,
+    );
+    bodies.push(tassel);
     set(&mut app, previous, LinearVelocity(Vec3::new(0.0, 2.0, 3.0)));
     step(&mut app, steps);
     bodies

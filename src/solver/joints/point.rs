@@ -41,14 +41,14 @@ pub(crate) struct PointRow {
     /// `(K + α̃ I)⁻¹` of this substep (symmetric, so its columns are its rows).
     inverse: Mat3A,
     /// Each anchor relative to its body's centre of mass, in the body frame.
-    arms: [Vec3A; 2],
+    pub(super) arms: [Vec3A; 2],
     /// This substep's multiplier.
-    lagrange: Vec3A,
+    pub(super) lagrange: Vec3A,
     /// This substep's force on body 2, N.
     pub(super) force: Vector,
     /// The bodies' places in the compact body array.
-    records: [u32; 2],
-    compliance: Scalar,
+    pub(super) records: [u32; 2],
+    pub(super) compliance: Scalar,
     /// `∞` for a joint that never breaks.
     break_force: Scalar,
     state: BlockState,
@@ -96,7 +96,7 @@ impl PointRow {
     /// The start of a substep: clears the multiplier, the force (unless the joint has broken)
     /// and the block.
     #[inline(always)]
-    fn clear(&mut self) {
+    pub(super) fn clear(&mut self) {
         self.lagrange = Vec3A::ZERO;
         if !self.broken {
             self.force = Vector::ZERO;
@@ -116,7 +116,7 @@ impl PointRow {
     /// Adds one pass's force `df` and breaks the joint if its force now exceeds its break
     /// force.
     #[inline(always)]
-    fn book(&mut self, df: Vec3A) {
+    pub(super) fn book(&mut self, df: Vec3A) {
         self.force += Vector::from(df);
         if self.break_force < Scalar::INFINITY && self.force.length() > self.break_force {
             self.broken = true;

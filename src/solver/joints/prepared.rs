@@ -11,6 +11,7 @@ use bevy::ecs::entity::EntityHashSet;
 use bevy::math::Vec3A;
 use bevy::prelude::*;
 
+use super::path::JointPaths;
 use super::point::{PointRow, solve_four};
 use super::{
     DistanceJoint, FixedJoint, Joint, JointBody, JointCache, PrismaticJoint, RevoluteJoint,
@@ -323,6 +324,8 @@ struct Records {
     /// Per record, `Some(s)` for a dynamic body with the inverse inertia `s I` and no locked
     /// rotation axis, whose world inverse inertia is `s I` at any rotation.
     isotropic: Vec<Option<Scalar>>,
+    /// Per record, whether its body can move.
+    dynamic: Vec<bool>,
     /// Solver slot → record (`u32::MAX`: none), valid for this step's slots.
     by_slot: Vec<u32>,
 }
@@ -335,6 +338,7 @@ impl Records {
         }
         self.slots.clear();
         self.isotropic.clear();
+        self.dynamic.clear();
     }
 
     /// The record of solver slot `slot` (body `body`), added if it has none yet.
@@ -346,6 +350,7 @@ impl Records {
             self.by_slot[slot] = self.slots.len() as u32;
             self.slots.push(slot);
             self.isotropic.push(XBody::isotropic_inertia(body));
+            self.dynamic.push(body.is_dynamic());
         }
         self.by_slot[slot] as usize
     }
@@ -371,6 +376,11 @@ impl Records {
     }
 }
 
+/// What the joint-pass schedule of one joint is made from: its bodies' records, whether it
+/// takes the four-lane fast path and whether it has broken (a broken joint ends a
+/// [path](super::path)), and whether each body can move.
+type ScheduleKey = (u32, u32, [bool; 2], [bool; 2]);
+
 /// The prepared built-in XPBD joints of the step in progress, by type, and the compact
 /// records of their bodies.
 #[derive(Resource, Default)]
@@ -382,10 +392,12 @@ pub(crate) struct XpbdJoints {
     /// prepared since.
     program_passes: Option<u32>,
     /// What `program` was made from (see [`XpbdJoints::schedule`]), and for how many passes.
-    scheduled: Vec<(u32, u32, bool)>,
+    scheduled: Vec<ScheduleKey>,
     scheduled_passes: u32,
     /// Scratch: this step's `scheduled`.
-    key: Vec<(u32, u32, bool)>,
+    key: Vec<ScheduleKey>,
+    /// The chains of plain spherical joints solved directly, not in `program`.
+    paths: JointPaths,
     /// Scratch for [`XpbdJoints::schedule`].
     body_levels: Vec<u32>,
     levels: Vec<u32>,
@@ -493,6 +505,9 @@ pub(crate) fn solve_joints(
             }
         }
     }
+    joints
+        .paths
+        .solve(&mut joints.spherical.rows, records, step, passes);
     joints.records.scatter(bodies);
 }
 
@@ -520,20 +535,27 @@ impl XpbdJoints {
     }
 
     /// Brings the program up to date for a substep's `passes` passes: every joint of every
-    /// list, pass after pass, in [`level_order`], so that consecutive joint passes share no
-    /// body, also across passes (a chain's second pass starts as soon as the first has moved
-    /// past its second joint); each level's plain spherical joints are grouped by four, to be
-    /// solved in lanes. Each body still meets its joints in the order of the passes one after
-    /// another, so the result is theirs, bit for bit. The program depends only on each joint's
-    /// bodies and path, so last step's is kept while they stay the same.
+    /// list not on a [path](super::path), pass after pass, in [`level_order`], so that
+    /// consecutive joint passes share no body, also across passes (a chain's second pass starts
+    /// as soon as the first has moved past its second joint); each level's plain spherical
+    /// joints are grouped by four, to be solved in lanes. Each body still meets its joints in
+    /// the order of the passes one after another, so the result is theirs, bit for bit. The
+    /// program and the paths depend only on each joint's bodies, whether they can move and
+    /// the joint's path and whether it has broken, so last step's are kept while those stay
+    /// the same.
     fn schedule(&mut self, passes: u32) {
         let mut key = std::mem::take(&mut self.key);
         key.clear();
         for list in ListId::ALL {
             key.extend((0..self.len(list)).map(|entry| {
                 let [a, b] = self.records_of(list, entry);
-                let lanes = list == ListId::Spherical && self.spherical.takes_lanes(entry);
-                (a as u32, b as u32, lanes)
+                let row = (list == ListId::Spherical)
+                    .then(|| self.spherical.rows.get(entry))
+                    .flatten();
+                let lanes = row.is_some_and(PointRow::takes_lanes);
+                let broken = row.is_some_and(|row| row.broken);
+                let dynamic = [a, b].map(|r| self.records.dynamic[r]);
+                (a as u32, b as u32, [lanes, broken], dynamic)
             }));
         }
         let unchanged = key == self.scheduled && self.scheduled_passes == passes;
@@ -548,6 +570,15 @@ impl XpbdJoints {
 
     /// Writes the program (see [`schedule`](Self::schedule)).
     fn write_program(&mut self, passes: u32) {
+        let mut paths = std::mem::take(&mut self.paths);
+        paths.find(
+            &self.spherical.rows,
+            ListId::ALL
+                .into_iter()
+                .flat_map(|list| (0..self.len(list)).map(move |entry| (list, entry)))
+                .map(|(list, entry)| self.records_of(list, entry)),
+            &self.records.dynamic,
+        );
         let layout = PassLayout::new(ListId::ALL.map(|list| self.len(list)));
         let (mut body_levels, mut levels, mut order) = (
             std::mem::take(&mut self.body_levels),
@@ -578,6 +609,9 @@ impl XpbdJoints {
                 program.extend(four.drain(..).map(Op::spherical));
             }
             let (pass, list, entry) = layout.decode(flat as usize);
+            if list == ListId::Spherical && paths.on_path(entry) {
+                continue;
+            }
             let (entry, first) = (entry as u32, pass == 0);
             if list != ListId::Spherical || !self.spherical.takes_lanes(entry as usize) {
                 program.push(Op::One { list, entry, first });
@@ -595,6 +629,7 @@ impl XpbdJoints {
         program.extend(four.drain(..).map(Op::spherical));
         (self.body_levels, self.levels, self.order) = (body_levels, levels, order);
         (self.program, self.four) = (program, four);
+        self.paths = paths;
     }
 }
 
@@ -807,6 +842,7 @@ mod tests {
             ..default()
         };
         joints.records.slots = vec![0; bodies];
+        joints.records.dynamic = vec![true; bodies];
         // Four passes: in a chain, pass k's joint j meets pass k + 1's joint j − 2, so four
         // passes give four independent joints a level.
         let passes = 4;

@@ -361,6 +361,10 @@ pub fn solve_constraint<C, const ENTITY_COUNT: usize>(
 /// one pass only does one joint deep; extra passes cost only the constraint solve, not the
 /// contact solve or integration that extra substeps would repeat. Multipliers accumulate across
 /// the passes of a substep, as in XPBD's iterative form.
+///
+/// Chains of plain spherical joints (no limits or damping) are not solved in passes: each
+/// takes one exact Newton step per substep (see the [joint docs](crate::solver::joints)),
+/// whatever this says.
 #[derive(Resource, Reflect, Clone, Copy, Debug, PartialEq, Eq)]
 #[reflect(Resource, Default, Debug, PartialEq)]
 #[cfg_attr(
