@@ -3,9 +3,9 @@
 //! Once per step, [`prepare_joints`] copies every joint of a type into a dense list with its
 //! bodies' solver slots and their places in the compact body array; every substep,
 //! [`solve_joints`] gathers the compact body records, runs the passes over the lists in the
-//! order [`XpbdJoints::schedule`] gives them without touching the ECS, and writes the moved
-//! poses back; after the substeps, [`store_joints`] copies what the solver changed back into
-//! the components.
+//! order [`XpbdJoints::schedule`] gives them and the direct solve of the chains
+//! ([`path`](super::path)) without touching the ECS, and writes the moved poses back; after
+//! the substeps, [`store_joints`] copies what the solver changed back into the components.
 
 use bevy::ecs::entity::EntityHashSet;
 use bevy::math::Vec3A;
