@@ -181,8 +181,8 @@ impl JointPaths {
     }
 
     /// One substep of every path: one Newton step of the direct solve, or, for a path whose
-    /// factorization fails (one of its joints is broken or a block is singular), `passes`
-    /// Gauss–Seidel passes of its joints in path order.
+    /// system cannot be factored (one of its joints is broken or a block is singular),
+    /// `passes` Gauss–Seidel passes of its joints in path order.
     pub(crate) fn solve(
         &mut self,
         rows: &mut [PointRow],
@@ -195,8 +195,7 @@ impl JointPaths {
             for place in places.clone() {
                 rows[self.entries[place] as usize].clear();
             }
-            if self.factor(places.clone(), rows, records, step) {
-                self.newton_step(places, rows, records, step);
+            if self.newton_step(places.clone(), rows, records, step) {
                 continue;
             }
             for _ in 0..passes {
@@ -207,13 +206,16 @@ impl JointPaths {
         }
     }
 
-    /// Factors the path's system with the bodies' poses now: whether it could (no joint is
-    /// broken and no block is singular).
-    fn factor(
+    /// One Newton step of the path, with the bodies' poses now and the multipliers just
+    /// cleared (so the right-hand side is `−C`): the system factored and the right-hand sides
+    /// eliminated down the path, the multiplier steps found back up it, and the position
+    /// impulses applied. Whether it could (no joint is broken and no block is singular);
+    /// if not, nothing has moved.
+    fn newton_step(
         &mut self,
         places: std::ops::Range<usize>,
-        rows: &[PointRow],
-        records: &[XBody],
+        rows: &mut [PointRow],
+        records: &mut [XBody],
         step: Substep,
     ) -> bool {
         for place in places.clone() {
@@ -225,6 +227,7 @@ impl JointPaths {
             let [x1, x2] = row.records.map(|r| &records[r as usize]);
             let tilde = row.compliance * step.inv_h2;
             let mut block = point_block(x1, x2, arms[0], arms[1], tilde);
+            let mut rhs = (x2.center() + arms[1]) - (x1.center() + arms[0]);
             if place > places.start {
                 // The shared body is on side `enter` of this joint and on the other side of the
                 // one before; an impulse on side 0 is `+p`, on side 1 `−p`.
@@ -238,6 +241,7 @@ impl JointPaths {
                     -coupling
                 };
                 block -= upper.transpose() * self.inverse[place - 1] * upper;
+                rhs -= upper.transpose() * (self.inverse[place - 1] * self.work[place - 1]);
                 self.upper[place] = upper;
             }
             let Some(inverse) = symmetric_inverse(&block) else {
@@ -245,33 +249,7 @@ impl JointPaths {
             };
             self.inverse[place] = inverse;
             self.arms[place] = arms;
-        }
-        true
-    }
-
-    /// One Newton step of the path: the errors of the poses now, the multiplier steps from
-    /// the factored system, and the position impulses.
-    fn newton_step(
-        &mut self,
-        places: std::ops::Range<usize>,
-        rows: &mut [PointRow],
-        records: &mut [XBody],
-        step: Substep,
-    ) {
-        // Right-hand sides, eliminated down the path as they are made.
-        for place in places.clone() {
-            let row = &rows[self.entries[place] as usize];
-            let arms = arms_now(row, records);
-            let [x1, x2] = row.records.map(|r| &records[r as usize]);
-            let delta = (x1.center() + arms[0]) - (x2.center() + arms[1]);
-            let tilde = row.compliance * step.inv_h2;
-            let mut rhs = -(delta + tilde * row.lagrange);
-            if place > places.start {
-                let before = self.inverse[place - 1] * self.work[place - 1];
-                rhs -= self.upper[place].transpose() * before;
-            }
             self.work[place] = rhs;
-            self.arms[place] = arms;
         }
         // Back substitution up the path.
         let mut next = Vec3A::ZERO;
@@ -292,6 +270,7 @@ impl JointPaths {
             records[i2].apply_position_impulse(-p, r2);
             row.book(Vec3A::ZERO - p * step.inv_h2);
         }
+        true
     }
 }
 
