@@ -66,7 +66,7 @@ pub(crate) struct JointPaths {
     work: Vec<Vec3A>,
     /// Scratch for [`find`](Self::find), per compact body record: how many joints of any kind
     /// act on it, and the first two spherical entries that may be on a path.
-    joints: Vec<u32>,
+    joint_counts: Vec<u32>,
     ends: Vec<[u32; 2]>,
 }
 
@@ -90,18 +90,18 @@ impl JointPaths {
         self.starts.clear();
         self.on_path.clear();
         self.on_path.resize(rows.len(), false);
-        self.joints.clear();
-        self.joints.resize(dynamic.len(), 0);
+        self.joint_counts.clear();
+        self.joint_counts.resize(dynamic.len(), 0);
         self.ends.clear();
         self.ends.resize(dynamic.len(), [u32::MAX; 2]);
         for [a, b] in joints {
-            self.joints[a] += 1;
-            self.joints[b] += 1;
+            self.joint_counts[a] += 1;
+            self.joint_counts[b] += 1;
         }
         // A broken joint joins nothing.
         for row in rows.iter().filter(|row| row.takes_lanes() && row.broken) {
             for record in row.records {
-                self.joints[record as usize] -= 1;
+                self.joint_counts[record as usize] -= 1;
             }
         }
         for (entry, row) in rows.iter().enumerate() {
@@ -123,7 +123,7 @@ impl JointPaths {
             }
             let end = (0..2).find(|&side| {
                 let record = row.records[side] as usize;
-                !dynamic[record] || self.joints[record] == 1
+                !dynamic[record] || self.joint_counts[record] == 1
             });
             if let Some(side) = end {
                 self.walk(rows, entry, side, dynamic, &mut visited);
@@ -159,12 +159,12 @@ impl JointPaths {
             self.entries.push(entry as u32);
             self.enter.push(side as u8);
             let out = rows[entry].records[1 - side] as usize;
-            if !dynamic[out] || self.joints[out] == 1 {
+            if !dynamic[out] || self.joint_counts[out] == 1 {
                 break;
             }
             let [e0, e1] = self.ends[out];
             let next = if e0 as usize == entry { e1 } else { e0 } as usize;
-            if self.joints[out] != 2 || e1 == u32::MAX || visited[next] {
+            if self.joint_counts[out] != 2 || e1 == u32::MAX || visited[next] {
                 path = false;
                 break;
             }
