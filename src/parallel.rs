@@ -172,7 +172,8 @@ pub static PARALLEL_COUNTERS: ParallelCounters = ParallelCounters {
 ///
 /// Invariant upheld by the callers: no two threads ever write the same element, and nothing
 /// is read while another thread writes it. In a [`parallel_for`] loop each index belongs to
-/// the one chunk that contains it. In a colour stage (`solver::colouring`) each block is run
+/// the one chunk that contains it (the broad phase's queries: each chunk's own output list).
+/// In a colour stage (`solver::colouring`) each block is run
 /// by exactly one worker, each block's data is written only by the kernel run on that block,
 /// and each body with a non-zero inverse mass is used by at most one block lane of the colour;
 /// bodies with zero inverse mass (the shared static slot, kinematic bodies) are only read.
@@ -385,7 +386,7 @@ impl Drop for Awake {
 }
 
 #[cfg(all(test, feature = "parallel"))]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use std::sync::atomic::AtomicU32;
 
@@ -397,8 +398,9 @@ mod tests {
         }
     }
 
-    /// The tests share the process-wide crew, so they take turns.
-    static TURN: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    /// The tests share the process-wide crew, so they take turns (the crew's own tests and any
+    /// other unit test that runs work on the compute pool).
+    pub(crate) static TURN: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
     fn two_threads() -> TaskPool {
         bevy::tasks::TaskPoolBuilder::new().num_threads(2).build()

@@ -130,6 +130,44 @@ fn load_average() -> String {
         .unwrap_or_else(|_| "unknown".to_string())
 }
 
+/// How long two threads take to pass one cache line back and forth, in nanoseconds (the
+/// median of five runs of 20,000 round trips): how close the cores the threads run on are.
+/// Parallel stages hand work and body state between threads, and gain little when this is
+/// long. On the 2-vCPU benchmark machine it ranged from 76 to 798 ns between runs a few
+/// seconds apart (2026-11-25), while a compute-bound loop always ran twice as fast on two
+/// threads: where the host places the two vCPUs changes from minute to minute. Not measured on
+/// one core, where the spinning threads would take turns.
+fn core_round_trip() -> String {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicU32, Ordering};
+    const TRIPS: u32 = 20_000;
+    if std::thread::available_parallelism().map_or(1, |n| n.get()) < 2 {
+        return "not measured (one core)".to_string();
+    }
+    let mut runs: Vec<f64> = (0..5)
+        .map(|_| {
+            let ball = Arc::new(AtomicU32::new(0));
+            let other = Arc::clone(&ball);
+            let partner = std::thread::spawn(move || {
+                for trip in 0..TRIPS {
+                    while other.load(Ordering::Acquire) != 2 * trip + 1 {}
+                    other.store(2 * trip + 2, Ordering::Release);
+                }
+            });
+            let start = std::time::Instant::now();
+            for trip in 0..TRIPS {
+                ball.store(2 * trip + 1, Ordering::Release);
+                while ball.load(Ordering::Acquire) != 2 * trip + 2 {}
+            }
+            let elapsed = start.elapsed();
+            partner.join().expect("the round-trip partner thread");
+            elapsed.as_nanos() as f64 / f64::from(TRIPS)
+        })
+        .collect();
+    runs.sort_by(f64::total_cmp);
+    format!("{:.0} ns", runs[2])
+}
+
 /// The quality figures of one engine on one scene: the cells of the scene's table, and the key
 /// figure for the summary table.
 struct Quality {
@@ -529,7 +567,8 @@ fn main() -> ExitCode {
     println!(
         "Timestep 1/60 s everywhere, one physics step per update, sleeping disabled. \
          Build: {} ({}), {}. Compute task pool: {compute_threads} thread(s){}. \
-         Repeats: {}, engines interleaved. Engines: {}. Load average at start: {}.",
+         Repeats: {}, engines interleaved. Engines: {}. Load average at start: {}. \
+         Core-to-core round trip: {}.",
         if PARALLEL_BUILD { "parallel" } else { "serial" },
         if PARALLEL_BUILD {
             "impetus3d/parallel: bevy_tasks/multi_threaded, single-threaded executor"
@@ -554,6 +593,7 @@ fn main() -> ExitCode {
             .collect::<Vec<_>>()
             .join(", "),
         load_average(),
+        core_round_trip(),
     );
     if wants("sanity") {
         sanity(engines);
@@ -571,6 +611,10 @@ fn main() -> ExitCode {
     if !done.is_empty() {
         print_summary(&done, engines);
     }
-    println!("\nLoad average at the end: {}.", load_average());
+    println!(
+        "\nLoad average at the end: {}. Core-to-core round trip: {}.",
+        load_average(),
+        core_round_trip()
+    );
     ExitCode::SUCCESS
 }

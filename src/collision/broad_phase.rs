@@ -24,6 +24,8 @@
 //! 40 × 40 joint grid of the benchmarks, whose balls collide with nothing: 1.33 → 1.23 ms per
 //! step).
 
+use std::ops::Range;
+
 use bevy::prelude::*;
 use parry3d::bounding_volume::{Aabb, BoundingVolume};
 use parry3d::math::Pose;
@@ -37,6 +39,7 @@ use super::collider::{
 use super::hooks::ActiveCollisionHooks;
 use crate::body::{AngularVelocity, LinearVelocity, Position, RigidBody, Rotation, Sleeping};
 use crate::math::Scalar;
+use crate::parallel::{Shared, pool_with_helpers, run_chunks};
 use crate::schedule::PhysicsStepTime;
 use crate::settings::SolverConfig;
 
@@ -165,6 +168,15 @@ impl CollisionExclusions {
 /// pyramid measured the same either way.
 pub(crate) const FAT_MARGIN: Scalar = 0.005;
 
+/// An overlapping pair of tree leaves: its entities' bits (smaller first) and its leaves.
+type Candidate = (u64, u64, u32, u32);
+
+/// Below this many moved leaves their queries run on the calling thread.
+const PARALLEL_MOVED: usize = 256;
+
+/// Moved leaves per parallel chunk of queries.
+const QUERY_CHUNK: usize = 64;
+
 /// The collider snapshot and the overlapping pairs found this step.
 #[derive(Resource, Default)]
 pub(crate) struct BroadPhase {
@@ -181,10 +193,10 @@ pub(crate) struct BroadPhase {
     generation: u64,
     /// The overlapping leaf pairs of the tree as it stands, with their entities' bits (sorted
     /// by those bits when `candidates_sorted`).
-    candidates: Vec<(u64, u64, u32, u32)>,
+    candidates: Vec<Candidate>,
     candidates_sorted: bool,
     /// This step's pairs with their entities' bits, for sorting without indirection.
-    keyed_pairs: Vec<(u64, u64, u32, u32)>,
+    keyed_pairs: Vec<Candidate>,
     /// Whether a leaf moved, came or went since `candidates` were collected.
     tree_changed: bool,
     /// The leaves that moved, came or went since `candidates` were collected, each once.
@@ -192,8 +204,10 @@ pub(crate) struct BroadPhase {
     /// Per leaf: whether it is in `moved`.
     leaf_moved: Vec<bool>,
     /// Candidates of the moved leaves found this step, and the merge's output.
-    fresh: Vec<(u64, u64, u32, u32)>,
-    merged: Vec<(u64, u64, u32, u32)>,
+    fresh: Vec<Candidate>,
+    merged: Vec<Candidate>,
+    /// Candidates of the moved leaves, per parallel chunk of them.
+    fresh_chunks: Vec<Vec<Candidate>>,
 }
 
 impl BroadPhase {
@@ -310,6 +324,7 @@ impl BroadPhase {
             leaf_moved: self.leaf_moved.clone(),
             fresh: Vec::new(),
             merged: Vec::new(),
+            fresh_chunks: Vec::new(),
             leaf_proxy: self.leaf_proxy.clone(),
             leaves: self.leaves.clone(),
             generation: self.generation,
@@ -451,7 +466,7 @@ pub(crate) fn find_pairs(mut broad: ResMut<BroadPhase>, exclusions: Res<Collisio
 /// leaf moved, brings them up to date with queries if few did, and traverses the tree if many
 /// did (or if a candidate's entity changed).
 fn find_pairs_in(broad: &mut BroadPhase, exclusions: &CollisionExclusions) {
-    if broad.tree_changed && broad.moved.len() * MOVED_FOR_TRAVERSAL < broad.leaves.len() {
+    if broad.tree_changed && broad.queries_pay() {
         broad.update_candidates();
     }
     if broad.tree_changed || !broad.filter_candidates(exclusions) {
@@ -474,7 +489,8 @@ fn note_moved(moved: &mut Vec<u32>, leaf_moved: &mut Vec<bool>, leaf: u32) {
 }
 
 /// The candidates are updated by a query per moved leaf while fewer than one leaf in this many
-/// moved, and collected by a traversal of the whole tree otherwise. Measured per step on the
+/// moved per thread the queries run on (they run in parallel chunks, the traversal on one
+/// thread), and collected by a traversal of the whole tree otherwise. Measured per step on the
 /// benchmark scenes: the 4,096-cube pile (18,700 candidates) settling with 100–700 of its
 /// leaves moving, 0.25–0.5 ms with queries against 0.6–0.7 ms for the traversal, even at about
 /// a third; the collapsing 5,050-cube pyramid, 0.6 against 0.9 ms at 1,000 moved, even at
@@ -514,6 +530,16 @@ impl BroadPhase {
         self.tree_changed = false;
     }
 
+    /// Whether querying the tree with each moved leaf is cheaper than traversing it: while
+    /// fewer than one leaf in [`MOVED_FOR_TRAVERSAL`] moved per thread that the queries run on.
+    fn queries_pay(&self) -> bool {
+        let threads = match pool_with_helpers() {
+            Some(pool) if self.moved.len() >= PARALLEL_MOVED => pool.thread_num(),
+            _ => 1,
+        };
+        self.moved.len() * MOVED_FOR_TRAVERSAL < self.leaves.len() * threads
+    }
+
     /// Brings the candidates up to date with the moved leaves: drops the pairs of every leaf
     /// that moved, came or went, and adds those the moved leaves' boxes overlap now, found by
     /// querying the tree with each. The same pairs a traversal collects, sorted.
@@ -526,28 +552,61 @@ impl BroadPhase {
         let moved = |leaf: u32| leaf_moved[leaf as usize];
         self.candidates
             .retain(|&(_, _, l1, l2)| !moved(l1) && !moved(l2));
+        let (bvh, leaf_proxy, proxies) = (&self.bvh, &self.leaf_proxy, &self.proxies);
         let key = |leaf: u32| {
-            let proxy = self.leaf_proxy[leaf as usize].0;
-            self.proxies[proxy as usize].entity.to_bits()
+            proxies[leaf_proxy[leaf as usize].0 as usize]
+                .entity
+                .to_bits()
+        };
+        // The candidates of the moved leaves in `range` of `moved`, into `out`.
+        let query = |range: Range<usize>, out: &mut Vec<Candidate>| {
+            for &leaf in &self.moved[range] {
+                let Some(node) = bvh.leaf_node(leaf) else {
+                    continue; // Removed.
+                };
+                let k = key(leaf);
+                for other in bvh.leaves(|n| n.intersects(node)) {
+                    // A pair of two moved leaves is found from both: keep it once.
+                    if other == leaf || (moved(other) && other < leaf) {
+                        continue;
+                    }
+                    let o = key(other);
+                    out.push(if k < o {
+                        (k, o, leaf, other)
+                    } else {
+                        (o, k, other, leaf)
+                    });
+                }
+            }
         };
         self.fresh.clear();
-        for &leaf in &self.moved {
-            let Some(node) = self.bvh.leaf_node(leaf) else {
-                continue; // Removed.
-            };
-            let k = key(leaf);
-            for other in self.bvh.leaves(|n| n.intersects(node)) {
-                // A pair of two moved leaves is found from both: keep it once.
-                if other == leaf || (moved(other) && other < leaf) {
-                    continue;
+        let count = self.moved.len();
+        match pool_with_helpers().filter(|_| count >= PARALLEL_MOVED) {
+            Some(pool) => {
+                // Each chunk of moved leaves collects into its own list; the lists are joined
+                // in chunk order, so `fresh` is the same whichever thread ran which chunk.
+                let chunks = count.div_ceil(QUERY_CHUNK);
+                if self.fresh_chunks.len() < chunks {
+                    self.fresh_chunks.resize_with(chunks, Vec::new);
                 }
-                let o = key(other);
-                self.fresh.push(if k < o {
-                    (k, o, leaf, other)
-                } else {
-                    (o, k, other, leaf)
+                let outs = Shared::new(&mut self.fresh_chunks[..chunks]);
+                let chunk = |index: usize| {
+                    (
+                        0,
+                        index * QUERY_CHUNK..((index + 1) * QUERY_CHUNK).min(count),
+                    )
+                };
+                run_chunks(pool, chunks, chunk, &|range: Range<usize>| {
+                    // SAFETY: each chunk's list is written by the one call that runs it.
+                    let out = unsafe { outs.get_mut(range.start / QUERY_CHUNK) };
+                    out.clear();
+                    query(range, out);
                 });
+                for out in &self.fresh_chunks[..chunks] {
+                    self.fresh.extend_from_slice(out);
+                }
             }
+            None => query(0..count, &mut self.fresh),
         }
         self.fresh.sort_unstable();
         merge_sorted(&self.candidates, &self.fresh, &mut self.merged);
@@ -655,11 +714,19 @@ mod tests {
         broad.pairs.iter().map(|&(a, b)| (of(a), of(b))).collect()
     }
 
-    /// Steps of 300 balls where some move a little (within their leaf boxes), some jump,
+    /// Steps of 2,400 balls where some move a little (within their leaf boxes), some jump,
     /// some go and come back: the pairs the moved leaves' queries keep up are, every step,
-    /// those a traversal of the same tree finds, in the same order.
+    /// those a traversal of the same tree finds, in the same order. Enough leaves move for
+    /// the queries to run in parallel chunks where the build has threads.
     #[test]
     fn moved_leaves_update_the_pairs_as_a_traversal_would() {
+        #[cfg(feature = "parallel")]
+        let _turn = crate::parallel::tests::TURN
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        bevy::tasks::ComputeTaskPool::get_or_init(|| {
+            bevy::tasks::TaskPoolBuilder::new().num_threads(2).build()
+        });
         // A fixed pseudo-random sequence (xorshift).
         let mut state = 0x9e37_79b9_u32;
         let mut next = move |m: u32| {
@@ -670,11 +737,11 @@ mod tests {
         };
         let exclusions = CollisionExclusions::default();
         let mut broad = BroadPhase::default();
-        let mut centres: Vec<Vec3> = (0..300)
-            .map(|_| Vec3::new(next(200) as f32, next(20) as f32, next(20) as f32) * 0.1)
+        let mut centres: Vec<Vec3> = (0..2400)
+            .map(|_| Vec3::new(next(1600) as f32, next(20) as f32, next(20) as f32) * 0.1)
             .collect();
         let mut present = vec![true; centres.len()];
-        let (mut incremental, mut traversals) = (0, 0);
+        let (mut incremental, mut in_chunks, mut traversals) = (0, 0, 0);
         for step in 0..40 {
             broad.proxies.clear();
             for (index, centre) in centres.iter().enumerate().filter(|(i, _)| present[*i]) {
@@ -690,9 +757,11 @@ mod tests {
             traversed.traverse(&exclusions);
             traversed.candidates.sort_unstable();
             let moved = broad.moved.len();
+            let queried = step > 0 && broad.queries_pay();
             find_pairs_in(&mut broad, &exclusions);
-            if step > 0 && moved * MOVED_FOR_TRAVERSAL < broad.leaves.len() {
+            if queried {
                 incremental += 1;
+                in_chunks += usize::from(moved >= PARALLEL_MOVED);
             } else {
                 traversals += 1;
             }
@@ -701,16 +770,16 @@ mod tests {
             assert_eq!(broad.candidates, traversed.candidates, "step {step}");
             for (index, centre) in centres.iter_mut().enumerate() {
                 match next(40) {
-                    0 => *centre += Vec3::new(0.0, 0.0, next(100) as f32 * 0.01),
-                    1 => present[index] = !present[index],
-                    2..6 => centre.x += 0.001,
+                    0..5 => *centre += Vec3::new(0.0, 0.0, next(100) as f32 * 0.01),
+                    5..7 => present[index] = !present[index],
+                    7..11 => centre.x += 0.001,
                     _ => {}
                 }
             }
         }
         assert!(
-            incremental > 30 && traversals > 0,
-            "{incremental} / {traversals}"
+            incremental > 30 && in_chunks > 30 && traversals > 0,
+            "{incremental} ({in_chunks} of at least {PARALLEL_MOVED} leaves) / {traversals}"
         );
     }
 
