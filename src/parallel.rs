@@ -172,12 +172,12 @@ pub static PARALLEL_COUNTERS: ParallelCounters = ParallelCounters {
 ///
 /// Invariant upheld by the callers: no two threads ever write the same element, and nothing
 /// is read while another thread writes it. In a [`parallel_for`] loop each index belongs to
-/// the one chunk that contains it (the broad phase's queries: each chunk's own output list).
-/// In a colour stage (`solver::colouring`) each block is run
-/// by exactly one worker, each block's data is written only by the kernel run on that block,
-/// and each body with a non-zero inverse mass is used by at most one block lane of the colour;
-/// bodies with zero inverse mass (the shared static slot, kinematic bodies) are only read.
-/// Colours are separated by the runner's acquire/release counter of finished chunks.
+/// the one chunk that contains it (in the broad phase's queries, each chunk's output list). In
+/// a colour stage (`solver::colouring`) each block is run by exactly one worker, each block's
+/// data is written only by the kernel run on that block, and each body with a non-zero inverse
+/// mass is used by at most one block lane of the colour; bodies with zero inverse mass (the
+/// shared static slot, kinematic bodies) are only read. Colours are separated by the runner's
+/// acquire/release counter of finished chunks.
 pub(crate) struct Shared<T> {
     ptr: *mut T,
     len: usize,
