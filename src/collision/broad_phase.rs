@@ -197,9 +197,8 @@ pub(crate) struct BroadPhase {
     candidates_sorted: bool,
     /// This step's pairs with their entities' bits, for sorting without indirection.
     keyed_pairs: Vec<Candidate>,
-    /// Whether a leaf moved, came or went since `candidates` were collected.
-    tree_changed: bool,
-    /// The leaves that moved, came or went since `candidates` were collected, each once.
+    /// The leaves that moved, came or went since `candidates` were collected, each once (the
+    /// tree changed since then if any did).
     moved: Vec<u32>,
     /// Per leaf: whether it is in `moved`.
     leaf_moved: Vec<bool>,
@@ -251,7 +250,6 @@ impl BroadPhase {
         }
         let (bvh, leaf_proxy) = (&mut self.bvh, &mut self.leaf_proxy);
         let (moved, leaf_moved) = (&mut self.moved, &mut self.leaf_moved);
-        let before = self.leaves.len();
         self.leaves.retain(|&leaf| {
             let seen = leaf_proxy[leaf as usize].1 == generation;
             if !seen {
@@ -261,8 +259,7 @@ impl BroadPhase {
             }
             seen
         });
-        self.tree_changed |= self.leaves.len() != before;
-        if self.tree_changed {
+        if !self.moved.is_empty() {
             self.refit();
         }
     }
@@ -279,7 +276,6 @@ impl BroadPhase {
         }
         self.bvh
             .insert_or_update_partially(aabb.loosened(FAT_MARGIN), leaf, 0.0);
-        self.tree_changed = true;
         note_moved(&mut self.moved, &mut self.leaf_moved, leaf);
     }
 
@@ -301,7 +297,7 @@ impl BroadPhase {
     /// leaves moved it is cheaper than growing each leaf's ancestors as it moves (free10k:
     /// 2.36 → 2.25 ms per step).
     pub(crate) fn refit_boxes(&mut self) {
-        if self.tree_changed {
+        if !self.moved.is_empty() {
             self.bvh.refit_without_opt();
         }
     }
@@ -319,7 +315,6 @@ impl BroadPhase {
             candidates: self.candidates.clone(),
             candidates_sorted: self.candidates_sorted,
             keyed_pairs: Vec::new(),
-            tree_changed: self.tree_changed,
             moved: self.moved.clone(),
             leaf_moved: self.leaf_moved.clone(),
             fresh: Vec::new(),
@@ -341,7 +336,6 @@ impl BroadPhase {
         self.generation = state.generation;
         self.candidates.clone_from(&state.candidates);
         self.candidates_sorted = state.candidates_sorted;
-        self.tree_changed = state.tree_changed;
         self.moved.clone_from(&state.moved);
         self.leaf_moved.clone_from(&state.leaf_moved);
     }
@@ -466,10 +460,15 @@ pub(crate) fn find_pairs(mut broad: ResMut<BroadPhase>, exclusions: Res<Collisio
 /// leaf moved, brings them up to date with queries if few did, and traverses the tree if many
 /// did (or if a candidate's entity changed).
 fn find_pairs_in(broad: &mut BroadPhase, exclusions: &CollisionExclusions) {
-    if broad.tree_changed && broad.queries_pay() {
+    let current = if broad.moved.is_empty() {
+        true
+    } else if broad.queries_pay() {
         broad.update_candidates();
-    }
-    if broad.tree_changed || !broad.filter_candidates(exclusions) {
+        true
+    } else {
+        false
+    };
+    if !current || !broad.filter_candidates(exclusions) {
         broad.traverse(exclusions);
     }
     for leaf in broad.moved.drain(..) {
@@ -527,7 +526,14 @@ impl BroadPhase {
         self.pairs
             .extend(self.keyed_pairs.iter().map(|&(_, _, a, b)| (a, b)));
         self.candidates_sorted = false;
-        self.tree_changed = false;
+    }
+
+    /// Sorts the candidates by their entities' bits, unless they are.
+    fn sort_candidates(&mut self) {
+        if !self.candidates_sorted {
+            self.candidates.sort_unstable();
+            self.candidates_sorted = true;
+        }
     }
 
     /// Whether querying the tree with each moved leaf is cheaper than traversing it: while
@@ -544,10 +550,7 @@ impl BroadPhase {
     /// that moved, came or went, and adds those the moved leaves' boxes overlap now, found by
     /// querying the tree with each. The same pairs a traversal collects, sorted.
     fn update_candidates(&mut self) {
-        if !self.candidates_sorted {
-            self.candidates.sort_unstable();
-            self.candidates_sorted = true;
-        }
+        self.sort_candidates();
         let leaf_moved = &self.leaf_moved;
         let moved = |leaf: u32| leaf_moved[leaf as usize];
         self.candidates
@@ -611,17 +614,13 @@ impl BroadPhase {
         self.fresh.sort_unstable();
         merge_sorted(&self.candidates, &self.fresh, &mut self.merged);
         std::mem::swap(&mut self.candidates, &mut self.merged);
-        self.tree_changed = false;
     }
 
     /// This step's pairs from the candidates; false (pairs unusable) if a leaf's collider is
     /// no longer the one its candidates were keyed by (an entity index reused while its leaf
     /// box still held the new collider).
     fn filter_candidates(&mut self, exclusions: &CollisionExclusions) -> bool {
-        if !self.candidates_sorted {
-            self.candidates.sort_unstable();
-            self.candidates_sorted = true;
-        }
+        self.sort_candidates();
         self.pairs.clear();
         let (proxies, leaf_proxy) = (&self.proxies, &self.leaf_proxy);
         let mut current = true;
