@@ -6,6 +6,7 @@
 //! cargo bench --bench profile -- <scene> [warm-up steps] [timed steps]
 //! cargo bench --bench profile -- quality
 //! cargo bench --bench profile --features parallel -- <scene> [warm-up] [steps] --threads 2
+//! cargo bench --bench profile --features parallel -- pile 60 240 --threads 2 --thread-use pool
 //! ```
 //!
 //! Scenes: `pyramid` (base 20), `large_pyramid` (base 100), `pile` (4096 cubes), `free10k`,
@@ -138,7 +139,10 @@ fn main() {
     let args: Vec<String> = all
         .iter()
         .enumerate()
-        .filter(|(i, a)| !a.starts_with("--") && (*i == 0 || all[i - 1] != "--threads"))
+        .filter(|(i, a)| {
+            !a.starts_with("--")
+                && (*i == 0 || !["--threads", "--thread-use"].contains(&all[i - 1].as_str()))
+        })
         .map(|(_, a)| a.clone())
         .collect();
     let Some(name) = args.first() else {
@@ -173,6 +177,15 @@ fn main() {
         eprintln!("unknown scene {name}");
         std::process::exit(2);
     };
+    // `--thread-use one|pool`: every step on one thread or on the pool, instead of the
+    // default adaptive choice, to time each way on its own.
+    if let Some(i) = all.iter().position(|a| a == "--thread-use") {
+        app.insert_resource(match all[i + 1].as_str() {
+            "one" => ThreadUse::OneThread,
+            "pool" => ThreadUse::Parallel,
+            other => panic!("--thread-use {other}: one or pool"),
+        });
+    }
     let number = |i: usize, default: usize| {
         args.get(i)
             .map_or(default, |a| a.parse().expect("a number of steps"))
