@@ -143,7 +143,8 @@ pub struct PhysicsGizmos {
     /// Length of the body axes, m (X red, Y green, Z blue, drawn from the body origin).
     /// Default 0.5.
     pub axis_length: Option<Scalar>,
-    /// Line segments per full circle of round shapes. Default 32 (at least 4).
+    /// Line segments per full circle of round shapes. Default 32 (at least 4, at most
+    /// [`MAX_CIRCLE_SEGMENTS`](crate::validation::MAX_CIRCLE_SEGMENTS)).
     pub circle_segments: u32,
 }
 
@@ -348,7 +349,9 @@ fn draw_colliders(
 ) {
     // Per-entity colours may ask for outlines or boxes the config has off: no early return.
     let config = *gizmos.config_ext;
-    let segments = config.circle_segments.max(4);
+    let segments = config
+        .circle_segments
+        .clamp(4, crate::validation::MAX_CIRCLE_SEGMENTS);
     for (collider, pose, collider_of, own) in &colliders {
         let body = collider_of.and_then(|c| bodies.get(c.body).ok());
         let render = own.or_else(|| body.and_then(|b| b.4));

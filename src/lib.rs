@@ -164,6 +164,31 @@
 //! the value, then replaced by a documented fallback; nothing panics and the rest of the world
 //! keeps simulating. Despawning anything at any time is safe. The full table of inputs, what is
 //! rejected and the fallback is in [`validation`].
+//!
+//! Level and save files are input too. A collider read from a file is rebuilt from its shape's
+//! data through the same checked constructors (`collision::shape_data`, feature
+//! `serialize`), never trusted as parry's internal structures, and every count or size a file
+//! can set (substeps, XPBD passes, mesh and heightfield sizes, hull points, ...) has a cap,
+//! listed with its reason in [`validation`].
+//!
+//! ## Panics in user code
+//!
+//! A panic in your code during a step (a collision hook, a custom constraint, a custom parry
+//! shape queried by the parallel narrow phase) reaches the caller of `App::update` with its
+//! own message, as it would without the `parallel` feature: a worker thread's panic is carried
+//! to the calling thread once every worker has left the stage, no thread waits for work that
+//! will never finish, and the compute pool's threads serve the next step of any world. After
+//! a caught panic:
+//!
+//! - the physics schedules are intact (the engine puts them back, with their executors reset),
+//!   but Bevy 0.19 drops every schedule of its own that a panic unwinds through (`Main`,
+//!   `FixedMain`, the physics schedule's parent), so that app cannot `update()` again; its
+//!   world can still step by running [`PhysicsSchedule`] directly, or be saved as a scene;
+//! - bodies hold their state from before the step, or part of the step's results if the panic
+//!   came while they were written back; the next step starts from what they hold;
+//! - the step's contacts may be half updated: pairs found again in the next step keep their
+//!   warm-start impulses or start from zero, and collision messages of the failed step may be
+//!   missing.
 
 #![warn(missing_docs)]
 

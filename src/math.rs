@@ -75,8 +75,11 @@ pub(crate) fn rotation_vector(q: Quaternion) -> Vector {
     xyz / sin_half * (2.0 * sin_half.atan2(q.w))
 }
 
-/// True when every component is finite.
+/// True when every component is finite and the quaternion can be normalised: its squared
+/// length is neither about zero nor past `f32::MAX` (a component of 10³⁰ overflows it, and
+/// normalising then gives a zero quaternion).
 #[inline]
 pub(crate) fn is_finite_quat(q: Quaternion) -> bool {
-    q.is_finite() && q.length_squared() > 1e-12
+    let length_squared = q.length_squared();
+    q.is_finite() && length_squared > 1e-12 && length_squared.is_finite()
 }

@@ -37,6 +37,7 @@
 
 use std::cell::Cell;
 use std::ops::Range;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
@@ -79,18 +80,24 @@ thread_local! {
 }
 
 /// Runs `f` with the parallel stages kept on this thread if `one_thread`, and returns what it
-/// returns (see [`ThreadUse`](crate::schedule::ThreadUse)).
+/// returns (see [`ThreadUse`](crate::schedule::ThreadUse)). The flag is restored however `f`
+/// ends, a panic included.
 pub(crate) fn on_one_thread_if<R>(one_thread: bool, f: impl FnOnce() -> R) -> R {
-    let outer = ONE_THREAD.replace(one_thread);
-    let result = f();
-    ONE_THREAD.set(outer);
-    result
+    /// Puts the outer flag back when dropped, on return or unwind.
+    struct Restore(bool);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            ONE_THREAD.set(self.0);
+        }
+    }
+    let _restore = Restore(ONE_THREAD.replace(one_thread));
+    f()
 }
 
 /// Runs `kernel` on `0..len` in about four chunks per thread (of at least `min_chunk`), with
 /// no order between them.
 pub(crate) fn parallel_chunks(
-    pool: &ComputeTaskPool,
+    pool: &TaskPool,
     len: usize,
     min_chunk: usize,
     kernel: &(impl Fn(Range<usize>) + Sync),
@@ -110,26 +117,29 @@ pub(crate) fn parallel_chunks(
 /// range and how many chunks must have finished before it may start (see the module docs).
 /// One job for the crew, however many chunks.
 pub(crate) fn run_chunks(
-    pool: &ComputeTaskPool,
+    pool: &TaskPool,
     count: usize,
     chunk: impl Fn(usize) -> (u32, Range<usize>) + Sync,
     kernel: &(impl Fn(Range<usize>) + Sync),
 ) {
     let cursor = AtomicUsize::new(0);
     let finished = AtomicU32::new(0);
+    let abandoned = AtomicBool::new(false);
     let work = |helper: bool| {
+        let _unwinding = AbandonOnUnwind(&abandoned);
         let mut helped = 0;
-        loop {
+        while !abandoned.load(Ordering::Relaxed) {
             let index = cursor.fetch_add(1, Ordering::Relaxed);
             if index >= count {
                 break;
             }
             let (wait_for, range) = chunk(index);
             // Every chunk before `wait_for` has been claimed (the cursor passed it), so each
-            // is being run by a worker that needs nothing from this one.
+            // is being run by a worker that needs nothing from this one, unless that worker
+            // panicked. (A worker alone never waits: it finished every earlier chunk itself.)
             let mut spins = 0u32;
             while finished.load(Ordering::Acquire) < wait_for {
-                if helper_panicked() {
+                if abandoned.load(Ordering::Acquire) {
                     return;
                 }
                 pause(&mut spins);
@@ -148,6 +158,18 @@ pub(crate) fn run_chunks(
     PARALLEL_COUNTERS
         .parallel_stages
         .fetch_add(1, Ordering::Relaxed);
+}
+
+/// Marks a job abandoned if dropped while its worker unwinds from a panic, so that the other
+/// workers stop waiting for the chunk it will never finish.
+struct AbandonOnUnwind<'a>(&'a AtomicBool);
+
+impl Drop for AbandonOnUnwind<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.store(true, Ordering::Release);
+        }
+    }
 }
 
 /// Counters that show whether (and how much) the parallel paths ran. Not part of the API:
@@ -191,10 +213,11 @@ impl<T> Clone for Shared<T> {
 
 impl<T> Copy for Shared<T> {}
 
-// SAFETY: elements are only accessed under the invariant above.
-unsafe impl<T: Send> Send for Shared<T> {}
+// SAFETY: elements are only accessed under the invariant above. Another thread may get `&mut T`
+// (so `T` must be `Send`) or, at the same time as others, `&T` (so `T` must be `Sync`).
+unsafe impl<T: Send + Sync> Send for Shared<T> {}
 // SAFETY: as above.
-unsafe impl<T: Send> Sync for Shared<T> {}
+unsafe impl<T: Send + Sync> Sync for Shared<T> {}
 
 impl<T> Shared<T> {
     pub(crate) fn new(slice: &mut [T]) -> Self {
@@ -261,6 +284,9 @@ const IDLE: Duration = Duration::from_micros(100);
 /// A published job: the closure to call, with `true` when a helper calls it.
 type Job<'a> = &'a (dyn Fn(bool) + Sync);
 
+/// A panic's payload, as `catch_unwind` returns it.
+type Panic = Box<dyn std::any::Any + Send>;
+
 /// The crew's shared state (one per process, like the compute pool).
 struct Crew {
     /// Whether a publisher owns the crew.
@@ -273,8 +299,8 @@ struct Crew {
     busy: AtomicUsize,
     /// Helpers started and not yet gone.
     awake: AtomicUsize,
-    /// Set when a helper's job panicked.
-    panicked: AtomicBool,
+    /// The first panic of a helper in the current job, for the publisher to resume.
+    helper_panic: Mutex<Option<Panic>>,
 }
 
 static CREW: Crew = Crew {
@@ -283,12 +309,19 @@ static CREW: Crew = Crew {
     epoch: AtomicU64::new(0),
     busy: AtomicUsize::new(0),
     awake: AtomicUsize::new(0),
-    panicked: AtomicBool::new(false),
+    helper_panic: Mutex::new(None),
 };
 
 /// Calls `job(false)` on this thread and `job(true)` on every helper that is awake or wakes
 /// in time (up to `threads − 1` of `pool`'s threads; see the module docs), and returns when
 /// all of them have returned.
+///
+/// A panic in any part of the job reaches the caller with its own payload, as if the job had
+/// run on this thread alone: the caller's own panic unwinds on, and a helper's is resumed here
+/// once every helper has left the job. Either way no helper touches the job after this
+/// function has left, and the crew is free for the next job. (A job shared out by
+/// [`run_chunks`] marks itself abandoned as a worker unwinds, so that no other worker waits for
+/// a chunk that will never finish.)
 pub(crate) fn run(pool: &TaskPool, job: Job<'_>) {
     if CREW
         .claimed
@@ -299,13 +332,12 @@ pub(crate) fn run(pool: &TaskPool, job: Job<'_>) {
         return;
     }
     let posted: Job<'_> = job;
-    // SAFETY: the pointer is withdrawn below, and this function waits until no helper can
-    // still be using it, before `posted` goes out of scope.
     let pointer = (&posted as *const Job<'_>)
         .cast::<Job<'static>>()
         .cast_mut();
-    CREW.job.store(pointer, Ordering::SeqCst);
-    CREW.epoch.fetch_add(1, Ordering::SeqCst);
+    // SAFETY of publishing a pointer to `posted`: `publication` withdraws it, and waits until
+    // no helper can still be using it, before this frame ends, by return or by unwinding.
+    let publication = Publication::post(pointer);
     let helpers = pool.thread_num().saturating_sub(1);
     while CREW.awake.load(Ordering::Acquire) < helpers {
         let awake = Awake::count();
@@ -316,6 +348,40 @@ pub(crate) fn run(pool: &TaskPool, job: Job<'_>) {
         .detach();
     }
     job(false);
+    if let Some(panic) = publication.withdraw() {
+        std::panic::resume_unwind(panic);
+    }
+}
+
+/// The crew's current job, from its posting until it is withdrawn: by
+/// [`Publication::withdraw`], or by `drop` while the publisher unwinds from a panic in its own
+/// part of the job.
+struct Publication;
+
+impl Publication {
+    fn post(job: *mut Job<'static>) -> Self {
+        CREW.job.store(job, Ordering::SeqCst);
+        CREW.epoch.fetch_add(1, Ordering::SeqCst);
+        Publication
+    }
+
+    /// Withdraws the job and returns the first panic of a helper in it, if one panicked.
+    fn withdraw(self) -> Option<Panic> {
+        std::mem::forget(self);
+        withdraw_job()
+    }
+}
+
+impl Drop for Publication {
+    fn drop(&mut self) {
+        // The publisher's panic unwinds on; a helper's, if there was one too, is dropped.
+        drop(withdraw_job());
+    }
+}
+
+/// Withdraws the current job, waits until no helper can still be using it, frees the crew
+/// and returns the first panic of a helper in the job.
+fn withdraw_job() -> Option<Panic> {
     CREW.job.store(std::ptr::null_mut(), Ordering::SeqCst);
     // A helper that read the pointer counted itself busy before reading it (both SeqCst), so
     // once the withdrawal is visible, `busy` covers everyone who may still hold the job.
@@ -323,17 +389,17 @@ pub(crate) fn run(pool: &TaskPool, job: Job<'_>) {
     while CREW.busy.load(Ordering::SeqCst) != 0 {
         pause(&mut spins);
     }
-    let panicked = CREW.panicked.swap(false, Ordering::AcqRel);
+    let panic = lock(&CREW.helper_panic).take();
     CREW.claimed.store(false, Ordering::Release);
-    if panicked {
-        panic!("a parallel physics stage panicked on a helper thread");
-    }
+    panic
 }
 
-/// Whether a helper's job panicked: a worker waiting for chunks that will never finish
-/// gives up instead of hanging.
-pub(crate) fn helper_panicked() -> bool {
-    CREW.panicked.load(Ordering::Relaxed)
+/// `mutex`'s guard, whether or not a thread panicked while holding it (nothing here can leave
+/// its value half-written).
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// A helper's life: run each new job once, leave after [`IDLE`] without one.
@@ -351,9 +417,12 @@ fn help() {
                 // SAFETY: the publisher withdraws the pointer before waiting for `busy` to
                 // drop to zero, and this helper counted itself busy before loading it.
                 let job = unsafe { *pointer };
-                // A panic must still release the publisher (below), which then panics itself.
-                if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| job(true))).is_err() {
-                    CREW.panicked.store(true, Ordering::Release);
+                // The panic goes to the publisher, which resumes it; this thread stays in the
+                // crew for the next job.
+                if let Err(panic) =
+                    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| job(true)))
+                {
+                    lock(&CREW.helper_panic).get_or_insert(panic);
                 }
             }
             CREW.busy.fetch_sub(1, Ordering::SeqCst);
@@ -450,26 +519,101 @@ pub(crate) mod tests {
         );
     }
 
+    /// Runs four chunks, each after the one before it, whose kernel panics with "a kernel bug"
+    /// on the threads `panics_here` picks (`true`: a helper), and returns the panic that
+    /// reached the caller. The publisher's chunks first wait until a helper has joined; the
+    /// job is run again until a helper took part and a chunk ran on a thread that panics (a
+    /// loaded machine may start the helper late, or the helper may take every chunk).
+    fn panicking_job(pool: &TaskPool, panics_here: fn(bool) -> bool) -> Option<String> {
+        let publisher = std::thread::current().id();
+        for _ in 0..100 {
+            let (helper_ran, panicked) = (AtomicBool::new(false), AtomicBool::new(false));
+            let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                run_chunks(pool, 4, |index| (index as u32, index..index + 1), &|_| {
+                    let on_helper = std::thread::current().id() != publisher;
+                    if on_helper {
+                        helper_ran.store(true, Ordering::SeqCst);
+                    } else {
+                        wait_for(|| CREW.busy.load(Ordering::SeqCst) > 0);
+                    }
+                    if panics_here(on_helper) {
+                        panicked.store(true, Ordering::SeqCst);
+                        panic!("a kernel bug");
+                    }
+                })
+            }));
+            if helper_ran.load(Ordering::SeqCst) && panicked.load(Ordering::SeqCst) {
+                return result
+                    .err()
+                    .map(|panic| panic.downcast_ref::<&str>().unwrap().to_string());
+            }
+        }
+        panic!("no job had both a helper and a panicking chunk");
+    }
+
+    /// After a job that panicked: the job is withdrawn (a helper arriving late finds none),
+    /// the crew is free, and the next job is shared with a helper again.
+    fn crew_is_whole_again(pool: &TaskPool) {
+        assert!(
+            CREW.job.load(Ordering::SeqCst).is_null(),
+            "the job is still posted"
+        );
+        assert!(
+            !CREW.claimed.load(Ordering::SeqCst),
+            "the crew is still claimed"
+        );
+        let helped = AtomicBool::new(false);
+        for _ in 0..100 {
+            run(pool, &|helper| {
+                if helper {
+                    helped.store(true, Ordering::SeqCst);
+                } else {
+                    wait_for(|| CREW.busy.load(Ordering::SeqCst) > 0);
+                }
+            });
+            if helped.load(Ordering::SeqCst) {
+                return;
+            }
+        }
+        panic!("no helper joined a job after the panic");
+    }
+
     #[test]
     fn a_panic_on_a_helper_reaches_the_publisher_instead_of_hanging_it() {
         let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
         let pool = two_threads();
-        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            run(&pool, &|helper| {
-                if helper {
-                    panic!("a kernel bug");
-                }
-                wait_for(helper_panicked);
-            })
-        }));
-        assert!(result.is_err(), "the publisher panics");
-        // The crew is free again and works.
-        let ran = AtomicU32::new(0);
-        run(&pool, &|_| {
-            ran.fetch_add(1, Ordering::SeqCst);
-        });
-        assert!(ran.load(Ordering::SeqCst) >= 1);
-        assert!(!helper_panicked());
+        for _ in 0..20 {
+            let panic = panicking_job(&pool, |on_helper| on_helper);
+            assert_eq!(
+                panic.as_deref(),
+                Some("a kernel bug"),
+                "the helper's own panic"
+            );
+            crew_is_whole_again(&pool);
+        }
+    }
+
+    #[test]
+    fn a_panic_on_the_publisher_leaves_no_helper_in_its_job() {
+        let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+        let pool = two_threads();
+        for _ in 0..20 {
+            let panic = panicking_job(&pool, |on_helper| !on_helper);
+            assert_eq!(panic.as_deref(), Some("a kernel bug"));
+            crew_is_whole_again(&pool);
+        }
+    }
+
+    #[test]
+    fn a_panic_in_a_step_on_one_thread_clears_the_flag() {
+        let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+        ComputeTaskPool::get_or_init(two_threads);
+        let result = std::panic::catch_unwind(|| on_one_thread_if(true, || panic!("a step bug")));
+        assert!(result.is_err());
+        assert!(
+            pool_with_helpers().is_some(),
+            "later steps may share out again"
+        );
     }
 
     #[test]

@@ -264,7 +264,7 @@ fn run_physics_step(world: &mut World) {
 /// [`ThreadUse::Adaptive`].
 fn run_with_thread_use(world: &mut World) {
     if crate::parallel::compute_pool().is_none() {
-        world.run_schedule(PhysicsSchedule);
+        run_schedule_kept(world, PhysicsSchedule, Schedule::run);
         return;
     }
     let mode = world
@@ -277,7 +277,9 @@ fn run_with_thread_use(world: &mut World) {
         ThreadUse::OneThread => true,
     };
     let start = Instant::now();
-    crate::parallel::on_one_thread_if(one_thread, || world.run_schedule(PhysicsSchedule));
+    crate::parallel::on_one_thread_if(one_thread, || {
+        run_schedule_kept(world, PhysicsSchedule, Schedule::run);
+    });
     let time = start.elapsed();
     if mode == ThreadUse::Adaptive {
         world.resource_mut::<ThreadTrial>().record(time);
@@ -355,13 +357,40 @@ impl ThreadTrial {
 /// Runs [`SubstepSchedule`] once per substep.
 fn run_substeps(world: &mut World) {
     let substeps = world.resource::<PhysicsStepTime>().substeps;
-    world.schedule_scope(SubstepSchedule, |world, schedule| {
+    run_schedule_kept(world, SubstepSchedule, |schedule, world| {
         for index in 0..substeps {
             world.resource_mut::<PhysicsStepTime>().substep = index;
             schedule.run(world);
         }
     });
     world.resource_mut::<PhysicsStepTime>().substep = 0;
+}
+
+/// Takes the schedule `label` out of the world and calls `run` with it, like
+/// `World::schedule_scope`, but puts it back even if a system panics, and lets the panic go
+/// on. Bevy's own scope drops a schedule a panic unwinds through; the physics schedules are
+/// kept, with a fresh executor (the old one would skip, in the next run, the systems that ran
+/// before the panic), so that the world can step on after a caught panic (see the crate docs).
+fn run_schedule_kept(
+    world: &mut World,
+    label: impl ScheduleLabel,
+    run: impl FnOnce(&mut Schedule, &mut World),
+) {
+    let label = label.intern();
+    let Some(mut schedule) = world.resource_mut::<Schedules>().remove(label) else {
+        error!("the physics schedule {label:?} is missing; the step is skipped");
+        return;
+    };
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        run(&mut schedule, world);
+    }));
+    if result.is_err() {
+        schedule.set_executor(SingleThreadedExecutor::new());
+    }
+    world.resource_mut::<Schedules>().insert(schedule);
+    if let Err(panic) = result {
+        std::panic::resume_unwind(panic);
+    }
 }
 
 /// The counters of the parallel paths, for the determinism test. Not part of the API.

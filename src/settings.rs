@@ -39,12 +39,14 @@ impl Validate for Gravity {
 /// Tuning of the contact solver. The defaults suit bodies from centimetres to tens of metres.
 ///
 /// Every field must be finite and ≥ 0 (the frequency and the static stiffness factor > 0); a
-/// field that is not is replaced by its default, with a warning.
+/// field that is not is replaced by its default, with a warning. A field missing from a file
+/// takes its default.
 #[derive(Resource, Reflect, Clone, Copy, Debug, PartialEq)]
 #[reflect(Resource, Default, Debug, PartialEq)]
 #[cfg_attr(
     feature = "serialize",
     derive(serde::Serialize, serde::Deserialize),
+    serde(default),
     reflect(Serialize, Deserialize)
 )]
 pub struct SolverConfig {
@@ -64,6 +66,15 @@ pub struct SolverConfig {
     /// Contact tolerance, m: points closer than this count as touching, and the speculative
     /// margin is four times it. Default 0.005.
     pub linear_slop: Scalar,
+    /// The fastest a dynamic body may move, m/s: a faster one is slowed to it at the start of
+    /// each substep, and the broad phase never looks further ahead than this speed carries
+    /// a body in a step (a kinematic body is not slowed, but is looked ahead of as if it
+    /// were). Default 400, faster than sound (Box2D v3's `maximumLinearSpeed`). It bounds the
+    /// work of a step: a body gone wild (an exploding joint, a velocity of 10³⁰ from a file)
+    /// cannot reach every other body's neighbourhood in one step and make every pair a
+    /// candidate. Raise it for faster projectiles, or give them
+    /// [`SweptCcd`](crate::solver::ccd::SweptCcd).
+    pub max_linear_speed: Scalar,
 }
 
 impl Default for SolverConfig {
@@ -75,6 +86,7 @@ impl Default for SolverConfig {
             max_push_out_speed: 3.0,
             restitution_threshold: 1.0,
             linear_slop: 0.005,
+            max_linear_speed: 400.0,
         }
     }
 }
@@ -128,11 +140,29 @@ impl Validate for SolverConfig {
                 why,
                 d.linear_slop,
             ),
+            check(
+                &mut self.max_linear_speed,
+                positive,
+                "max_linear_speed",
+                why_positive,
+                d.max_linear_speed,
+            ),
         ])
     }
 }
 
 impl SolverConfig {
+    /// [`Self::max_linear_speed`], or its default while the validation stage has not yet
+    /// replaced a bad one.
+    pub(crate) fn max_linear_speed(&self) -> Scalar {
+        let speed = self.max_linear_speed;
+        if speed.is_finite() && speed > 0.0 {
+            speed
+        } else {
+            Self::default().max_linear_speed
+        }
+    }
+
     /// How far apart surfaces may be and still get a (speculative) contact point.
     pub fn speculative_distance(&self) -> Scalar {
         // Also read outside the step (spatial queries), possibly before validation has

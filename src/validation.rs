@@ -21,7 +21,7 @@
 //! | [`Mass`](crate::Mass) | NaN, ±∞, zero, negative | the mass from the colliders (kept in the component, ignored) |
 //! | [`CenterOfMass`](crate::CenterOfMass) | NaN, ±∞ | the centre of mass from the colliders (kept, ignored) |
 //! | inertia from colliders | not finite (degenerate shapes) | a unit sphere's inertia for the body's mass |
-//! | [`Collider`](crate::Collider) | zero size, non-finite size, invalid mesh | the collider is ignored until replaced (the body keeps a mass; see [`mass`](crate::body::mass)) |
+//! | [`Collider`](crate::Collider), however it is made (constructors, a parry shape, a mesh, `ColliderConstructor`, a file: see `collision::shape_data`, feature `serialize`) | zero, negative or non-finite size; a mesh index past its vertex list; a non-finite vertex or height; a heightfield that is not a grid of at least 2 × 2 samples; a hull of fewer than four points, flat, or with none; more elements than the caps below | the collider is ignored until replaced (the body keeps a mass; see [`mass`](crate::body::mass)) |
 //! | a part of [`Collider::compound`](crate::Collider::compound) | invalid, zero-size, composite, at a non-finite pose | that part is dropped, the entity reported with the part's index; the others collide and give mass |
 //! | [`LinearDamping`](crate::LinearDamping), [`AngularDamping`](crate::AngularDamping) | NaN, ±∞, negative | 0, written back |
 //! | [`GravityScale`](crate::GravityScale) | NaN, ±∞ (negative is allowed) | 1, written back |
@@ -49,10 +49,32 @@
 //! | joints and constraints naming entities | a missing or non-body entity, the same entity twice | the constraint is skipped |
 //! | [`Gravity`](crate::Gravity) | any non-finite component | `(0, −9.81, 0)` (the default), written back |
 //! | [`SubstepCount`](crate::SubstepCount) | 0; more than [`MAX_SUBSTEPS`] | 1; [`MAX_SUBSTEPS`], written back |
-//! | [`XpbdIterations`](crate::solver::xpbd::XpbdIterations) | 0 | 1, written back |
+//! | [`XpbdIterations`](crate::solver::xpbd::XpbdIterations) | 0; more than [`MAX_XPBD_ITERATIONS`] | 1; [`MAX_XPBD_ITERATIONS`], written back |
 //! | [`SolverConfig`](crate::SolverConfig) fields | NaN, ±∞, negative; zero for `contact_frequency` and `static_stiffness_factor` | that field's default, written back |
 //! | [`SleepThreshold`](crate::SleepThreshold) fields | NaN, negative (+∞ is allowed) | that field's default, written back |
 //! | timestep (the parent schedule's `Time` delta) | zero (a paused clock) | the step is skipped (no warning: pausing is not an error) |
+//!
+//! ## Caps
+//!
+//! Level and save files are input too, so every count or size a file or a user can set is
+//! bounded: no value makes a step run for minutes, and no file makes the engine allocate much
+//! more than the file's own size. (A list in a file, such as a mesh's vertices, costs what it
+//! holds; the caps bound the work done with it.)
+//!
+//! | count or size | cap | why |
+//! | --- | --- | --- |
+//! | [`SubstepCount`](crate::SubstepCount) | [`MAX_SUBSTEPS`] (256), with a warning | every substep runs the whole solver |
+//! | [`XpbdIterations`](crate::solver::xpbd::XpbdIterations) | [`MAX_XPBD_ITERATIONS`] (64), with a warning | every pass solves every joint; 20 million passes hung an app |
+//! | triangle-mesh vertices, triangles | [`MAX_TRIMESH_ELEMENTS`] (2²¹ each): the collider is rejected | parry builds a tree over the triangles |
+//! | heightfield samples | [`MAX_HEIGHTFIELD_SAMPLES`] (2²⁴): rejected | the grid is copied into parry's layout |
+//! | convex-hull points | [`MAX_HULL_POINTS`] (2¹⁶): rejected | building a hull takes time growing with the square of its points when most are on it |
+//! | compound parts | [`MAX_COMPOUND_PARTS`] (2¹⁶): rejected | each part is a shape of its own in the narrow phase |
+//! | V-HACD resolution (`VhacdParameters`, feature `collider-from-mesh`) | `VhacdParameters::MAX_RESOLUTION` (256): rejected | voxels grow with its cube |
+//! | character casts per move ([`MoveAndSlideConfig::max_iterations`](crate::character::MoveAndSlideConfig::max_iterations)) | [`MAX_SLIDE_ITERATIONS`] (64), used as that | each is a shape cast |
+//! | debug circle segments (`PhysicsGizmos::circle_segments`) | [`MAX_CIRCLE_SEGMENTS`] (256), used as that | lines drawn per circle per frame |
+//! | hits of ray and shape casters (`max_hits` of [`RayCaster`](crate::spatial_query::RayCaster), [`ShapeCaster`](crate::spatial_query::ShapeCaster) and the [`SpatialQuery`](crate::spatial_query::SpatialQuery) methods) | the colliders the query finds | hits are only kept, never allocated ahead, so a huge `max_hits` costs nothing |
+//! | contact points per manifold | parry's generators make at most a few; more than four are reduced to four | no setting |
+//! | nesting of compounds in a file | one level (parts cannot be compounds) | the file form cannot express more, whatever the format's recursion limit |
 //!
 //! Why write fallbacks back: the component then says what the engine does, and a value fixed
 //! once is not reported again. `Mass` and `CenterOfMass` are the exception: there is no value
@@ -67,6 +89,33 @@ use crate::schedule::PhysicsSchedule;
 /// The most substeps a step runs; a larger [`SubstepCount`](crate::SubstepCount) is capped
 /// here (with a warning), so a mistyped count cannot hang the app.
 pub const MAX_SUBSTEPS: u32 = 256;
+
+/// The most XPBD passes a substep makes; a larger
+/// [`XpbdIterations`](crate::solver::xpbd::XpbdIterations) is capped here (with a warning).
+/// Joint structures that need more converge better with more substeps.
+pub const MAX_XPBD_ITERATIONS: u32 = 64;
+
+/// The most vertices, and the most triangles, a triangle-mesh collider may have: 2²¹ each,
+/// a few hundred megabytes with parry's tree over the triangles.
+pub const MAX_TRIMESH_ELEMENTS: usize = 1 << 21;
+
+/// The most samples a heightfield collider may have: 2²⁴, a 4,096 × 4,096 grid (64 MB).
+pub const MAX_HEIGHTFIELD_SAMPLES: usize = 1 << 24;
+
+/// The most points a convex hull may be built from: 2¹⁶. Building a hull takes time growing
+/// with the square of the points on it.
+pub const MAX_HULL_POINTS: usize = 1 << 16;
+
+/// The most parts a compound collider may have: 2¹⁶.
+pub const MAX_COMPOUND_PARTS: usize = 1 << 16;
+
+/// The most casts a character's move may make
+/// ([`MoveAndSlideConfig::max_iterations`](crate::character::MoveAndSlideConfig::max_iterations)).
+pub const MAX_SLIDE_ITERATIONS: u32 = 64;
+
+/// The most line segments the debug renderer draws per circle
+/// (`PhysicsGizmos::circle_segments`, feature `debug-render`).
+pub const MAX_CIRCLE_SEGMENTS: u32 = 256;
 
 /// The validation systems: first in [`PhysicsStepSet::Prepare`](crate::PhysicsStepSet::Prepare),
 /// before the transform sync and the mass update read what they check.

@@ -293,6 +293,264 @@ fn zero_size_and_non_finite_colliders_are_reported_and_ignored() {
 }
 
 #[test]
+fn broken_meshes_hulls_fields_and_negative_sizes_are_reported_and_ignored() {
+    let ((mut scene, bad), warnings) = capture_warnings(|| {
+        let mut scene = scene();
+        let triangle = vec![Vec3::ZERO, Vec3::X, Vec3::Z];
+        let shapes = [
+            // An index past the vertex list: parry's mass computation read past it.
+            (
+                RigidBody::Static,
+                Collider::trimesh(triangle.clone(), vec![[0, 1, 3]]),
+            ),
+            (
+                RigidBody::Dynamic,
+                Collider::trimesh(triangle, vec![[0, 1, 2], [2, 1, u32::MAX]]),
+            ),
+            (
+                RigidBody::Dynamic,
+                Collider::trimesh(vec![Vec3::ZERO, Vec3::X, Vec3::NAN], vec![[0, 1, 2]]),
+            ),
+            (
+                RigidBody::Static,
+                Collider::heightfield(vec![vec![0.0; 3], vec![0.0; 2]], Vec3::ONE),
+            ),
+            (RigidBody::Dynamic, Collider::cuboid(-1.0, 1.0, 1.0)),
+            (RigidBody::Dynamic, Collider::capsule(-0.5, 1.0)),
+        ];
+        let bad: Vec<Entity> = shapes
+            .into_iter()
+            .enumerate()
+            .map(|(i, (body, collider))| {
+                spawn(
+                    &mut scene.app,
+                    (
+                        body,
+                        collider,
+                        Transform::from_xyz(3.0 * i as f32 - 6.0, 3.0, 5.0),
+                    ),
+                )
+            })
+            .collect();
+        step(&mut scene.app, 64);
+        (scene, bad)
+    });
+    for &e in &bad {
+        assert_warned(&warnings, e);
+    }
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.contains("triangle 0 names vertex 3"))
+    );
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.contains("vertex 2 is not finite"))
+    );
+    let (lower, upper) = (scene.lower, scene.upper);
+    world_is_healthy(&mut scene, 64, &[(lower, 0.5), (upper, 1.5)]);
+}
+
+#[test]
+fn try_trimesh_returns_what_is_wrong_with_the_mesh() {
+    use impetus3d::collision::TrimeshError;
+    let vertices = vec![Vec3::ZERO, Vec3::X, Vec3::Z];
+    let error = |vertices: Vec<Vec3>, indices| Collider::try_trimesh(vertices, indices).err();
+    assert_eq!(
+        error(vertices.clone(), vec![[0, 1, 2], [0, 7, 1]]),
+        Some(TrimeshError::IndexOutOfRange {
+            triangle: 1,
+            index: 7,
+            vertices: 3
+        })
+    );
+    assert_eq!(
+        error(vertices.clone(), vec![]),
+        Some(TrimeshError::NoTriangles)
+    );
+    let mut nan = vertices.clone();
+    nan[1].y = f32::NAN;
+    assert_eq!(
+        error(nan, vec![[0, 1, 2]]),
+        Some(TrimeshError::NonFiniteVertex { vertex: 1 })
+    );
+    assert_eq!(error(vertices, vec![[0, 1, 2]]), None);
+}
+
+#[test]
+fn a_huge_xpbd_iteration_count_is_capped_and_the_steps_finish() {
+    let (app, warnings) = capture_warnings(|| {
+        let mut app = app();
+        let anchor = spawn(&mut app, (RigidBody::Static, Transform::default()));
+        let bob = spawn(
+            &mut app,
+            (
+                RigidBody::Dynamic,
+                Collider::sphere(0.1),
+                Transform::from_xyz(1.0, 0.0, 0.0),
+            ),
+        );
+        spawn(
+            &mut app,
+            RevoluteJoint::new(anchor, bob).with_local_anchor_2(Vec3::NEG_X),
+        );
+        // 20 million passes took more than 15 s for 5 steps of this joint before the cap.
+        app.insert_resource(XpbdIterations(20_000_000));
+        with_deadline(120, "5 steps at 20 million XPBD passes", || {
+            step(&mut app, 5)
+        });
+        app
+    });
+    let cap = impetus3d::validation::MAX_XPBD_ITERATIONS;
+    assert_eq!(app.world().resource::<XpbdIterations>().0, cap);
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.starts_with("XpbdIterations") && w.contains("20000000")),
+        "{warnings:?}"
+    );
+}
+
+/// A fast body is a broad-phase candidate only of what its step can reach. A body at 10⁶ or
+/// 10³⁰ m/s (from a file, or a world gone wild: a joint exploding) reaches what the speed cap
+/// carries it to: before the cap its box swept past every body in its path. Bodies falling
+/// side by side at the cap (a pile under a huge gravity) sweep boxes along their motion, not
+/// boxes as far out on every side: before, each ball of a grid was a candidate of hundreds
+/// (the level fuzzer found steps of 1,100 bodies with 457,000 pairs taking 1–2 s).
+#[test]
+fn fast_bodies_pair_only_with_what_their_step_can_reach() {
+    use bevy::ecs::system::SystemParam;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::time::Duration;
+
+    static CANDIDATES: AtomicUsize = AtomicUsize::new(0);
+
+    #[derive(SystemParam)]
+    struct CountPairs<'w> {
+        _time: Res<'w, Time>,
+    }
+
+    impl CollisionHooks for CountPairs<'_> {
+        fn filter_pairs(&self, _: Entity, _: Entity, _: &mut Commands) -> bool {
+            CANDIDATES.fetch_add(1, Ordering::SeqCst);
+            true
+        }
+    }
+
+    fn app_counting_pairs() -> App {
+        let dt = Duration::from_secs_f64(DT as f64);
+        let mut app = App::new();
+        app.add_plugins((
+            MinimalPlugins,
+            PhysicsPlugin::default().with_collision_hooks::<CountPairs<'static>>(),
+        ))
+        .insert_resource(Time::<Fixed>::from_duration(dt))
+        .insert_resource(bevy::time::TimeUpdateStrategy::ManualDuration(dt));
+        app.update();
+        app
+    }
+
+    for speed in [1e6, 1e30] {
+        CANDIDATES.store(0, Ordering::SeqCst);
+        let mut app = app_counting_pairs();
+        // Balls 20 m apart along the fast body's path, the first 20 m ahead, gravity off.
+        for k in 1..=50 {
+            spawn(
+                &mut app,
+                (
+                    RigidBody::Dynamic,
+                    Collider::sphere(0.5),
+                    Transform::from_xyz(20.0 * k as f32, 0.0, 0.0),
+                    GravityScale(0.0),
+                ),
+            );
+        }
+        spawn(
+            &mut app,
+            (
+                RigidBody::Dynamic,
+                Collider::sphere(0.5),
+                Transform::default(),
+                LinearVelocity(Vec3::new(speed, 0.0, 0.0)),
+                GravityScale(0.0),
+                ActiveCollisionHooks::FILTER_PAIRS,
+            ),
+        );
+        step(&mut app, 1);
+        // It reaches 400 m/s × 1/64 s = 6.25 m (plus the speculative margin): no ball.
+        assert_eq!(
+            CANDIDATES.load(Ordering::SeqCst),
+            0,
+            "candidate pairs at {speed} m/s"
+        );
+        assert!(all_bodies_finite(&mut app));
+    }
+
+    CANDIDATES.store(0, Ordering::SeqCst);
+    let mut app = app_counting_pairs();
+    for i in 0..10 {
+        for j in 0..10 {
+            spawn(
+                &mut app,
+                (
+                    RigidBody::Dynamic,
+                    Collider::sphere(0.2),
+                    Transform::from_xyz(0.6 * i as f32, 100.0, 0.6 * j as f32),
+                    LinearVelocity(Vec3::new(0.0, -400.0, 0.0)),
+                    ActiveCollisionHooks::FILTER_PAIRS,
+                ),
+            );
+        }
+    }
+    step(&mut app, 1);
+    let candidates = CANDIDATES.load(Ordering::SeqCst);
+    assert_eq!(candidates, 0, "candidate pairs side by side");
+}
+
+/// A rotation whose components are finite but whose length overflows f32 (a 10³⁰ from a
+/// file) is a bad pose like a NaN one: normalising it gave a zero rotation, and a ray cast
+/// against the body's collider panicked in parry.
+#[test]
+fn a_rotation_too_long_to_normalise_is_reported_and_the_last_pose_kept() {
+    let ((mut scene, bad, hits), warnings) = capture_warnings(|| {
+        let mut scene = scene();
+        let bad = spawn(
+            &mut scene.app,
+            (
+                RigidBody::Dynamic,
+                Collider::cuboid(1.0, 1.0, 1.0),
+                Transform::from_xyz(5.0, 3.0, 5.0),
+            ),
+        );
+        let caster = spawn(
+            &mut scene.app,
+            RayCaster::new(Vec3::new(5.0, 10.0, 5.0), Dir3::NEG_Y),
+        );
+        step(&mut scene.app, 2);
+        set(
+            &mut scene.app,
+            bad,
+            Rotation(Quat::from_xyzw(0.0, -1e30, 0.48, 0.88)),
+        );
+        step(&mut scene.app, 2);
+        let hits = scene
+            .app
+            .world()
+            .get::<RayHits>(caster)
+            .unwrap()
+            .iter()
+            .count();
+        (scene, bad, hits)
+    });
+    assert_warned(&warnings, bad);
+    assert!(rotation(&scene.app, bad).is_normalized());
+    assert_eq!(hits, 1, "the ray still hits the body");
+    let (lower, upper) = (scene.lower, scene.upper);
+    world_is_healthy(&mut scene, 4, &[(lower, 0.5), (upper, 1.5)]);
+}
+
+#[test]
 fn non_positive_mass_is_reported_and_collider_mass_used() {
     let ((mut scene, bad), warnings) = capture_warnings(|| {
         let mut scene = scene();

@@ -291,3 +291,56 @@ fn spin_is_limited_to_a_quarter_turn_per_substep() {
     );
     assert!(omega.normalize().dot(axis) > 1.0 - 1e-6, "{omega}");
 }
+
+/// A free body faster than [`SolverConfig::max_linear_speed`] is slowed to it at its first
+/// substep, in its own direction, and then keeps that speed: one step moves it by
+/// `max_linear_speed × dt`. A body below the cap keeps its speed, and a kinematic body is not
+/// slowed.
+#[test]
+fn speed_above_the_cap_is_scaled_down_to_it() {
+    let mut app = app();
+    let cap = SolverConfig::default().max_linear_speed;
+    let direction = Vec3::new(3.0, 4.0, 0.0) / 5.0;
+    let body = |kind: RigidBody, speed: f32, z: f32| {
+        (
+            kind,
+            Collider::sphere(0.1),
+            Transform::from_xyz(0.0, 0.0, z),
+            LinearVelocity(direction * speed),
+            GravityScale(0.0),
+        )
+    };
+    let fast = spawn(&mut app, body(RigidBody::Dynamic, 1000.0, 0.0));
+    let slow = spawn(&mut app, body(RigidBody::Dynamic, 0.9 * cap, 10.0));
+    let kinematic = spawn(&mut app, body(RigidBody::Kinematic, 1000.0, 20.0));
+    step(&mut app, 1);
+    // Four substeps of semi-implicit Euler at a constant speed: x = v dt, to f32 rounding of a
+    // sum of four terms (a few ulps of 6.25 m).
+    let moved = |e: Entity, z: f32| position(&app, e) - Vec3::new(0.0, 0.0, z);
+    for (e, z, speed) in [
+        (fast, 0.0, cap),
+        (slow, 10.0, 0.9 * cap),
+        (kinematic, 20.0, 1000.0),
+    ] {
+        let expected = direction * speed * DT;
+        assert!(
+            (moved(e, z) - expected).length() < 1e-5 * expected.length(),
+            "{e} moved {}, expected {expected}",
+            moved(e, z)
+        );
+        assert!(
+            (velocity(&app, e) - direction * speed).length() < 1e-3,
+            "{e}"
+        );
+    }
+    // A larger cap lets the fast body keep its speed.
+    app.insert_resource(SolverConfig {
+        max_linear_speed: 2000.0,
+        ..default()
+    });
+    set(&mut app, fast, LinearVelocity(direction * 1000.0));
+    let before = position(&app, fast);
+    step(&mut app, 1);
+    let moved = position(&app, fast) - before;
+    assert!((moved - direction * 1000.0 * DT).length() < 1e-5 * 1000.0 * DT);
+}

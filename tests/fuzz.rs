@@ -17,9 +17,23 @@
 //! (`FUZZ_FIRST` picks the first seed; a failure names its seed and step, and
 //! `FUZZ_FIRST=<seed> FUZZ_SCENES=1 FUZZ_VERBOSE=1` replays it, printing every body's state
 //! after every step.)
+//!
+//! This binary also holds the other tests of untrusted input and faults, which want Bevy's
+//! compute pool at two threads (every test here makes it so before its first app, see
+//! `common::two_compute_threads`): tampered level files (`level_files`), the level-file fuzzer
+//! (`level_fuzz`, with the `serialize` feature) and panics in user code (`panic_safety`).
 
 mod common;
 mod joints_common;
+
+#[cfg(feature = "serialize")]
+#[path = "level_files.rs"]
+mod level_files;
+#[cfg(feature = "serialize")]
+#[path = "level_fuzz.rs"]
+mod level_fuzz;
+#[path = "panic_safety.rs"]
+mod panic_safety;
 
 use bevy::prelude::*;
 use common::*;
@@ -310,6 +324,7 @@ fn env(name: &str, default: u64) -> u64 {
 
 #[test]
 fn random_scenes_never_panic_spread_nan_or_gain_energy() {
+    two_compute_threads();
     let (first, scenes) = (env("FUZZ_FIRST", 0), env("FUZZ_SCENES", 200));
     let start = std::time::Instant::now();
     let (results, _warnings) = capture_warnings(|| {
@@ -343,6 +358,7 @@ fn random_scenes_never_panic_spread_nan_or_gain_energy() {
 /// points and those beyond the prediction distance (seeds 15193 and 83416).
 #[test]
 fn fixed_findings_stay_fixed() {
+    two_compute_threads();
     let (results, _warnings) = capture_warnings(|| {
         [
             2531, 2915, 7987, 11080, 13496, 15079, 15193, 18106, 22630, 33397, 35446, 37556, 42392,

@@ -216,21 +216,7 @@ fn a_scene_of_just_the_physics_entities_loads_into_a_populated_world() {
 #[cfg(feature = "serialize")]
 mod ron_round_trip {
     use super::*;
-    use bevy::asset::{AssetPath, UntypedHandle};
-    use bevy::world_serialization::serde::WorldDeserializer;
-    use serde::de::DeserializeSeed;
-
-    /// Scenes of physics worlds hold no asset handles.
-    struct NoAssets;
-    impl bevy::asset::LoadFromPath for NoAssets {
-        fn load_from_path_erased(
-            &mut self,
-            _: std::any::TypeId,
-            path: AssetPath<'static>,
-        ) -> UntypedHandle {
-            panic!("no asset expected, asked for {path}")
-        }
-    }
+    use crate::common::level;
 
     #[test]
     fn a_scene_written_to_ron_and_read_back_simulates_the_same() {
@@ -239,33 +225,11 @@ mod ron_round_trip {
         for _ in 0..20 {
             original.update();
         }
-        let registry = original.world().resource::<AppTypeRegistry>().clone();
-        // Every entity and resource, but Bevy's clocks: `Time<Real>` holds an `Instant`, which
-        // has no serde form.
-        let entities: Vec<Entity> = original.world().iter_entities().map(|e| e.id()).collect();
-        let text = bevy::world_serialization::DynamicWorldBuilder::from_world(
-            original.world(),
-            &registry.read(),
-        )
-        .deny_resource::<Time<Real>>()
-        .deny_resource::<Time<Virtual>>()
-        .deny_resource::<Time<Fixed>>()
-        .deny_resource::<Time>()
-        .extract_entities(entities.into_iter())
-        .extract_resources()
-        .build()
-        .serialize(&registry.read())
-        .unwrap();
+        let text = level::save(&original);
         assert!(text.contains("impetus3d::solver::joints::spherical::SphericalJoint"));
         assert!(text.contains("impetus3d::collision::collider::Collider"));
 
-        let mut deserializer = ron::de::Deserializer::from_str(&text).unwrap();
-        let read = WorldDeserializer {
-            type_registry: &registry.read(),
-            load_from_path: &mut NoAssets,
-        }
-        .deserialize(&mut deserializer)
-        .unwrap();
+        let read = level::read(&original, &text).unwrap();
         let (mut loaded, map) = round_trip(read);
         let (cube, ball, joint) = (map[&scene.cube], map[&scene.ball], map[&scene.joint]);
         let shape = loaded

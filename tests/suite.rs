@@ -5,8 +5,8 @@
 //! (about 120 MB each in the dev profile), and 45 of them, built twice (with and without the
 //! optional features), filled the CI runner's disk. Three tests keep a binary of their own:
 //! `allocation` installs a counting global allocator, `thread_determinism` re-runs itself
-//! with a compute pool of a given size, and `fuzz` has a long run of its own
-//! (`FUZZ_SCENES`).
+//! with a compute pool of a given size, and `fuzz` (the fuzzers, tampered level files and
+//! panics in user code) has long runs of its own and a compute pool of two threads.
 
 mod common;
 mod event_log;

@@ -10,6 +10,7 @@ use smallvec::SmallVec;
 use crate::collision::Collider;
 use crate::math::{Quaternion, Scalar, Vector, is_finite_quat};
 use crate::spatial_query::{ShapeCastConfig, ShapeHitData, SpatialQuery, SpatialQueryFilter};
+use crate::validation::MAX_SLIDE_ITERATIONS;
 
 /// A hit closer than this along the cast counts as touching at the start (parry's own
 /// threshold for "penetrating or within target distance at time 0").
@@ -98,7 +99,8 @@ pub struct MoveAndSlideConfig {
     /// How far below the shape ground is looked for after a move on the ground, to stay on
     /// it when walking down slopes and small steps, m. 0 turns snapping off. Default 0.2.
     pub snap_distance: Scalar,
-    /// Casts per move: each one slides along one more surface. Default 4.
+    /// Casts per move: each one slides along one more surface. Default 4; a count above
+    /// [`MAX_SLIDE_ITERATIONS`](crate::validation::MAX_SLIDE_ITERATIONS) is used as that.
     pub max_iterations: u32,
 }
 
@@ -424,7 +426,7 @@ impl Mover<'_, '_, '_> {
         let mut position = start;
         let mut remaining = motion;
         let mut planes: SmallVec<[Vector; 8]> = ground.iter().map(|g| g.normal).collect();
-        for _ in 0..self.config.max_iterations {
+        for _ in 0..self.config.max_iterations.min(MAX_SLIDE_ITERATIONS) {
             if remaining.length() < MIN_MOVE {
                 break;
             }

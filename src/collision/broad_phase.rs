@@ -38,7 +38,7 @@ use super::collider::{
 };
 use super::hooks::ActiveCollisionHooks;
 use crate::body::{AngularVelocity, LinearVelocity, Position, RigidBody, Rotation, Sleeping};
-use crate::math::Scalar;
+use crate::math::{Scalar, Vector};
 use crate::parallel::{Shared, pool_with_helpers, run_chunks};
 use crate::schedule::PhysicsStepTime;
 use crate::settings::SolverConfig;
@@ -395,6 +395,7 @@ pub(crate) fn collect_colliders(
 ) {
     let dt = time.delta;
     let margin = config.speculative_distance();
+    let max_speed = config.max_linear_speed();
     let mut count = 0;
     for (entity, collider, local, collider_of, layers, sensor, friction, restitution, hooks) in
         &colliders
@@ -404,27 +405,38 @@ pub(crate) fn collect_colliders(
             continue;
         }
         let body = collider_of.and_then(|c| bodies.get(c.body).ok().map(|b| (c.body, b)));
-        let (kind, pose, motion, body_friction, body_restitution) = match body {
+        let (kind, pose, shift, turn, body_friction, body_restitution) = match body {
             Some((_, (rb, position, rotation, v, w, sleeping, bf, br))) => {
                 let body_pose = crate::math::pose(position.0, rotation.0);
                 let pose = body_pose * local.pose();
                 let kind = ProxyKind::of(*rb, sleeping);
                 let reach = local.translation.length()
                     + collider.shape().compute_local_bounding_sphere().radius;
-                let motion = if matches!(kind, ProxyKind::Static | ProxyKind::Sleeping) {
-                    0.0
+                let (shift, turn) = if matches!(kind, ProxyKind::Static | ProxyKind::Sleeping) {
+                    (Vector::ZERO, 0.0)
                 } else {
-                    (v.length() + w.length() * reach) * dt
+                    // A turn moves a point at distance r by at most 2r, however fast the spin.
+                    let shift = v.0.clamp_length_max(max_speed) * dt;
+                    (shift, (w.length() * dt).min(2.0) * reach)
                 };
-                (kind, pose, motion, bf, br)
+                (kind, pose, shift, turn, bf, br)
             }
-            None => (ProxyKind::Static, local.pose(), 0.0, None, None),
+            None => (
+                ProxyKind::Static,
+                local.pose(),
+                Vector::ZERO,
+                0.0,
+                None,
+                None,
+            ),
         };
         let local = local.pose();
-        let aabb = collider
-            .shape()
-            .compute_aabb(&pose)
-            .loosened(margin + motion);
+        // The box the collider sweeps in a step at its velocity, not a box as far out in
+        // every direction: bodies falling side by side (a pile under a strong gravity, a
+        // blast) are then not all candidates of each other.
+        let aabb = collider.shape().compute_aabb(&pose);
+        let aabb = aabb.merged(&aabb.translated(shift)).loosened(margin + turn);
+        let motion = shift.length() + turn;
         if !aabb.mins.is_finite() || !aabb.maxs.is_finite() {
             continue;
         }

@@ -11,11 +11,14 @@ use bevy::ecs::lifecycle::HookContext;
 use bevy::ecs::world::DeferredWorld;
 use bevy::prelude::*;
 use parry3d::math::Pose;
-use parry3d::shape::{SharedShape, TriMeshBuilderError};
+use parry3d::shape::{Shape, SharedShape, TriMeshFlags, TypedShape};
 
 use crate::body::{ColliderDensity, RigidBody};
 use crate::math::{Quaternion, Scalar, Vector};
-use crate::validation::{Validate, check, non_negative};
+use crate::validation::{
+    MAX_COMPOUND_PARTS, MAX_HEIGHTFIELD_SAMPLES, MAX_HULL_POINTS, MAX_TRIMESH_ELEMENTS, Validate,
+    check, non_negative,
+};
 
 /// A collision shape. Spawn it on a body entity, or on a child entity (with its own
 /// [`Transform`] offset) of one.
@@ -33,17 +36,23 @@ use crate::validation::{Validate, check, non_negative};
 /// ]);
 /// ```
 ///
+/// Every collider is checked when it is made, however it is made: by the constructors here,
+/// from a parry shape (`Collider::from(shared_shape)`), from a mesh, or read from a file. A
+/// shape the engine cannot use (a zero or negative size, a non-finite value, a mesh whose
+/// indices pass its vertex list, more elements than the caps of the
+/// [validation table](crate::validation)) gives a collider that [`Collider::validate`] reports
+/// and that the engine ignores, with a warning naming its entity.
+///
 /// A collider is reflected as an opaque value (the parry shape is not reflectable field by
-/// field): inspectors show its `Debug` form, and scenes carry it whole (with the `serialize`
-/// feature, through parry's own serde format).
+/// field): inspectors show its `Debug` form, and scenes carry it whole. With the `serialize`
+/// feature it is written as the data that describes its shape, not as parry's internal
+/// structures, and rebuilt from that data through the same checked constructors when read
+/// (see `collision::shape_data`), so a level file cannot hand the engine a shape whose
+/// internals contradict each other.
 #[derive(Component, Clone, Reflect)]
 #[reflect(opaque)]
 #[reflect(Component, Debug, Clone)]
-#[cfg_attr(
-    feature = "serialize",
-    derive(serde::Serialize, serde::Deserialize),
-    reflect(Serialize, Deserialize)
-)]
+#[cfg_attr(feature = "serialize", reflect(Serialize, Deserialize))]
 #[require(ColliderDensity, ColliderPose)]
 #[component(on_insert = refresh_body_on_hook, on_remove = refresh_body_on_hook)]
 pub struct Collider {
@@ -66,11 +75,16 @@ impl std::fmt::Debug for Collider {
 }
 
 impl From<SharedShape> for Collider {
+    /// A collider of a parry shape, checked like every collider (see [`Collider`]): a shape the
+    /// engine cannot use gives an ignored collider that [`Collider::validate`] reports.
     fn from(shape: SharedShape) -> Self {
-        Self {
-            shape,
-            error: None,
-            dropped: None,
+        match shape_problem(&*shape) {
+            Some(reason) => Self::invalid(reason),
+            None => Self {
+                shape,
+                error: None,
+                dropped: None,
+            },
         }
     }
 }
@@ -98,9 +112,10 @@ impl Collider {
     }
 
     /// The convex hull of `points`, or `None` if the points are degenerate (fewer than four,
-    /// coplanar or collinear, or not finite).
+    /// coplanar or collinear, or not finite) or more than
+    /// [`MAX_HULL_POINTS`].
     pub fn convex_hull(points: Vec<Vector>) -> Option<Self> {
-        if points.iter().any(|p| !p.is_finite()) {
+        if hull_points_problem(&points).is_some() {
             return None;
         }
         let shape = SharedShape::convex_hull(&points)?;
@@ -111,20 +126,48 @@ impl Collider {
         (volume > 1e-6 * extent * extent * extent).then(|| shape.into())
     }
 
-    /// A triangle mesh. An invalid mesh (no triangles, out-of-range indices) gives a collider
-    /// that is reported with the entity's name and ignored; see [`Collider::try_trimesh`] to
-    /// handle the error yourself.
+    /// A triangle mesh. An invalid mesh (see [`TrimeshError`]) gives a collider that is
+    /// reported with the entity's name and ignored; see [`Collider::try_trimesh`] to handle the
+    /// error yourself.
     pub fn trimesh(vertices: Vec<Vector>, indices: Vec<[u32; 3]>) -> Self {
-        Self::try_trimesh(vertices, indices)
-            .unwrap_or_else(|err| Self::invalid(format!("invalid triangle mesh: {err:?}")))
+        Self::try_trimesh(vertices, indices).unwrap_or_else(Self::invalid_trimesh)
+    }
+
+    /// The collider for a triangle mesh that could not be built: reported and ignored.
+    pub(crate) fn invalid_trimesh(err: TrimeshError) -> Self {
+        Self::invalid(format!("invalid triangle mesh: {err}"))
     }
 
     /// A triangle mesh, or the reason it could not be built.
+    ///
+    /// ```
+    /// # use impetus3d::prelude::*;
+    /// # use impetus3d::collision::TrimeshError;
+    /// # use bevy::prelude::*;
+    /// let vertices = vec![Vec3::ZERO, Vec3::X, Vec3::Z];
+    /// assert!(Collider::try_trimesh(vertices.clone(), vec![[0, 1, 2]]).is_ok());
+    /// let err = Collider::try_trimesh(vertices, vec![[0, 1, 3]]).unwrap_err();
+    /// assert!(matches!(err, TrimeshError::IndexOutOfRange { index: 3, .. }));
+    /// ```
     pub fn try_trimesh(
         vertices: Vec<Vector>,
         indices: Vec<[u32; 3]>,
-    ) -> Result<Self, TriMeshBuilderError> {
-        SharedShape::trimesh(vertices, indices).map(Into::into)
+    ) -> Result<Self, TrimeshError> {
+        Self::try_trimesh_with_flags(vertices, indices, TriMeshFlags::empty())
+    }
+
+    /// [`Collider::try_trimesh`] with parry's optional mesh data and clean-ups (`flags`), such
+    /// as `TriMeshFlags::FIX_INTERNAL_EDGES`, which keeps bodies sliding across the mesh
+    /// from catching on the edges between its triangles.
+    pub fn try_trimesh_with_flags(
+        vertices: Vec<Vector>,
+        indices: Vec<[u32; 3]>,
+        flags: TriMeshFlags,
+    ) -> Result<Self, TrimeshError> {
+        trimesh_problem(&vertices, &indices)?;
+        let shape = SharedShape::trimesh_with_flags(vertices, indices, flags)
+            .map_err(|err| TrimeshError::Rejected(format!("{err:?}")))?;
+        Ok(shape.into())
     }
 
     /// A heightfield: terrain over the collider's local XZ plane, centred on its origin.
@@ -147,15 +190,22 @@ impl Collider {
     /// ```
     ///
     /// A heightfield has no volume and no mass: put it on a static body (or none). Bad input (fewer
-    /// than 2 rows or columns, rows of different lengths, a non-finite height, a non-finite
-    /// scale or one ≤ 0 along X or Z) gives a collider that is reported with the entity and
-    /// ignored.
+    /// than 2 rows or columns, rows of different lengths, more than
+    /// [`MAX_HEIGHTFIELD_SAMPLES`] samples, a
+    /// non-finite height, a non-finite scale or one ≤ 0 along X or Z) gives a collider that is
+    /// reported with the entity and ignored.
     pub fn heightfield(heights: Vec<Vec<Scalar>>, scale: Vector) -> Self {
         let rows = heights.len();
         let columns = heights.first().map_or(0, Vec::len);
         if rows < 2 || columns < 2 {
             return Self::invalid(format!(
                 "a heightfield needs at least 2 × 2 samples, got {rows} rows of {columns}"
+            ));
+        }
+        if rows.saturating_mul(columns) > MAX_HEIGHTFIELD_SAMPLES {
+            return Self::invalid(format!(
+                "a heightfield of {rows} × {columns} samples is more than the \
+                 {MAX_HEIGHTFIELD_SAMPLES} allowed"
             ));
         }
         if let Some(row) = heights.iter().position(|r| r.len() != columns) {
@@ -192,8 +242,15 @@ impl Collider {
     /// and the collider's entity is reported once with the dropped parts' indices. (Dropping
     /// only the bad part is what a user expects: one bad piece of a many-part shape should not
     /// make the whole object fall through the world.) A compound with no usable part is
-    /// ignored, like any invalid collider.
+    /// ignored, like any invalid collider, and so is one of more than
+    /// [`MAX_COMPOUND_PARTS`] parts.
     pub fn compound(parts: Vec<(Vector, Quaternion, Collider)>) -> Self {
+        if parts.len() > MAX_COMPOUND_PARTS {
+            return Self::invalid(format!(
+                "a compound of {} parts is more than the {MAX_COMPOUND_PARTS} allowed",
+                parts.len()
+            ));
+        }
         let mut dropped = Vec::new();
         let mut shapes: Vec<(Pose, SharedShape)> = Vec::new();
         for (index, (t, r, c)) in parts.into_iter().enumerate() {
@@ -235,32 +292,237 @@ impl Collider {
     }
 
     /// Why this collider cannot be used, or `None` if it is valid: a build error, a non-finite
-    /// size, or a shape with no extent.
+    /// or negative size, or a shape with no extent (see [`Collider`]). Found when the collider
+    /// was made, so asking costs nothing.
     pub fn validate(&self) -> Option<String> {
-        if let Some(err) = &self.error {
-            return Some(err.clone());
-        }
-        let aabb = self.shape.compute_local_aabb();
-        let extents = aabb.maxs - aabb.mins;
-        if !extents.is_finite() {
-            return Some("its size is not finite".to_string());
-        }
-        if extents.max_element() <= 1e-6 {
-            return Some("it has zero size".to_string());
-        }
-        None
+        self.error.clone()
     }
+}
+
+/// Why [`Collider::try_trimesh`] could not build a triangle mesh.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TrimeshError {
+    /// There are no triangles.
+    NoTriangles,
+    /// A triangle names a vertex past the end of the vertex list.
+    IndexOutOfRange {
+        /// The triangle's position in the index list.
+        triangle: usize,
+        /// The index it holds.
+        index: u32,
+        /// How many vertices there are.
+        vertices: usize,
+    },
+    /// A vertex has a NaN or infinite coordinate.
+    NonFiniteVertex {
+        /// Its position in the vertex list.
+        vertex: usize,
+    },
+    /// More vertices or triangles than
+    /// [`MAX_TRIMESH_ELEMENTS`].
+    TooLarge {
+        /// How many vertices there are.
+        vertices: usize,
+        /// How many triangles there are.
+        triangles: usize,
+    },
+    /// parry refused the mesh, for this reason.
+    Rejected(String),
+}
+
+impl std::fmt::Display for TrimeshError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::NoTriangles => write!(f, "it has no triangles"),
+            Self::IndexOutOfRange {
+                triangle,
+                index,
+                vertices,
+            } => write!(
+                f,
+                "triangle {triangle} names vertex {index}, but there are {vertices} vertices"
+            ),
+            Self::NonFiniteVertex { vertex } => write!(f, "vertex {vertex} is not finite"),
+            Self::TooLarge {
+                vertices,
+                triangles,
+            } => write!(
+                f,
+                "{vertices} vertices and {triangles} triangles are more than the \
+                 {MAX_TRIMESH_ELEMENTS} of each allowed"
+            ),
+            Self::Rejected(reason) => write!(f, "parry rejected it: {reason}"),
+        }
+    }
+}
+
+impl std::error::Error for TrimeshError {}
+
+/// Why a triangle mesh of these vertices and triangles cannot be built or used.
+fn trimesh_problem(vertices: &[Vector], indices: &[[u32; 3]]) -> Result<(), TrimeshError> {
+    if indices.is_empty() {
+        return Err(TrimeshError::NoTriangles);
+    }
+    if vertices.len() > MAX_TRIMESH_ELEMENTS || indices.len() > MAX_TRIMESH_ELEMENTS {
+        return Err(TrimeshError::TooLarge {
+            vertices: vertices.len(),
+            triangles: indices.len(),
+        });
+    }
+    if let Some(vertex) = vertices.iter().position(|v| !v.is_finite()) {
+        return Err(TrimeshError::NonFiniteVertex { vertex });
+    }
+    let out_of_range = |t: &[u32; 3]| t.iter().copied().find(|&i| i as usize >= vertices.len());
+    match indices
+        .iter()
+        .enumerate()
+        .find_map(|(k, t)| Some((k, out_of_range(t)?)))
+    {
+        Some((triangle, index)) => Err(TrimeshError::IndexOutOfRange {
+            triangle,
+            index,
+            vertices: vertices.len(),
+        }),
+        None => Ok(()),
+    }
+}
+
+/// Why points cannot make a convex hull: none, too many or not finite. (Too few, or flat
+/// ones, are found by building the hull.)
+fn hull_points_problem(points: &[Vector]) -> Option<String> {
+    if points.is_empty() {
+        return Some("a convex hull has no points".to_string());
+    }
+    if points.len() > MAX_HULL_POINTS {
+        return Some(format!(
+            "a convex hull of {} points is more than the {MAX_HULL_POINTS} allowed",
+            points.len()
+        ));
+    }
+    points
+        .iter()
+        .any(|p| !p.is_finite())
+        .then(|| "a convex hull point is not finite".to_string())
+}
+
+/// Why sizes cannot be used: one is negative or not finite.
+fn sizes_problem(sizes: &[(&str, Scalar)]) -> Option<String> {
+    let (name, size) = sizes.iter().find(|(_, size)| !non_negative(*size))?;
+    Some(format!("its {name} {size} is not a finite number ≥ 0"))
+}
+
+/// Why a parry shape cannot be used: its data breaks an invariant the engine or parry relies
+/// on, or it has a non-finite or zero extent.
+fn shape_problem(shape: &dyn Shape) -> Option<String> {
+    let finite =
+        |what: &str, v: Vector| (!v.is_finite()).then(|| format!("its {what} is not finite"));
+    let problem = match shape.as_typed_shape() {
+        TypedShape::Ball(ball) => sizes_problem(&[("radius", ball.radius)]),
+        TypedShape::Cuboid(cuboid) => half_extents_problem(cuboid.half_extents),
+        TypedShape::RoundCuboid(round) => half_extents_problem(round.inner_shape.half_extents)
+            .or_else(|| sizes_problem(&[("border radius", round.border_radius)])),
+        TypedShape::Capsule(capsule) => finite("segment", capsule.segment.a)
+            .or_else(|| finite("segment", capsule.segment.b))
+            .or_else(|| sizes_problem(&[("radius", capsule.radius)])),
+        TypedShape::Cylinder(c) => {
+            sizes_problem(&[("radius", c.radius), ("height", c.half_height)])
+        }
+        TypedShape::RoundCylinder(round) => sizes_problem(&[
+            ("radius", round.inner_shape.radius),
+            ("height", round.inner_shape.half_height),
+            ("border radius", round.border_radius),
+        ]),
+        TypedShape::Cone(c) => sizes_problem(&[("radius", c.radius), ("height", c.half_height)]),
+        TypedShape::RoundCone(round) => sizes_problem(&[
+            ("radius", round.inner_shape.radius),
+            ("height", round.inner_shape.half_height),
+            ("border radius", round.border_radius),
+        ]),
+        TypedShape::ConvexPolyhedron(hull) => hull_points_problem(hull.points()),
+        TypedShape::RoundConvexPolyhedron(round) => hull_points_problem(round.inner_shape.points())
+            .or_else(|| sizes_problem(&[("border radius", round.border_radius)])),
+        TypedShape::TriMesh(mesh) => trimesh_problem(mesh.vertices(), mesh.indices())
+            .err()
+            .map(|err| format!("invalid triangle mesh: {err}")),
+        TypedShape::HeightField(field) => heightfield_problem(field),
+        TypedShape::Compound(compound) => compound_problem(compound),
+        _ => None,
+    };
+    problem.or_else(|| extent_problem(shape))
+}
+
+fn half_extents_problem(half_extents: Vector) -> Option<String> {
+    let [x, y, z] = half_extents.to_array();
+    sizes_problem(&[("half extent", x), ("half extent", y), ("half extent", z)])
+}
+
+/// Why a parry heightfield cannot be used: its samples are not a rows × columns grid of at
+/// least 2 × 2 finite heights within the cap, or its scale is not finite.
+fn heightfield_problem(field: &parry3d::shape::HeightField) -> Option<String> {
+    let heights = field.heights();
+    let (rows, columns) = (heights.nrows(), heights.ncols());
+    if rows < 2 || columns < 2 || rows.checked_mul(columns) != Some(heights.data().len()) {
+        return Some(format!(
+            "a heightfield of {rows} × {columns} samples holds {}",
+            heights.data().len()
+        ));
+    }
+    if heights.data().len() > MAX_HEIGHTFIELD_SAMPLES {
+        return Some(format!(
+            "a heightfield of {rows} × {columns} samples is more than the \
+             {MAX_HEIGHTFIELD_SAMPLES} allowed"
+        ));
+    }
+    if heights.data().iter().any(|h| !h.is_finite()) || !field.scale().is_finite() {
+        return Some("a heightfield sample or its scale is not finite".to_string());
+    }
+    None
+}
+
+/// Why a parry compound cannot be used: too many parts, or a part that could not be one (see
+/// [`Collider::compound`]).
+fn compound_problem(compound: &parry3d::shape::Compound) -> Option<String> {
+    let parts = compound.shapes();
+    if parts.len() > MAX_COMPOUND_PARTS {
+        return Some(format!(
+            "a compound of {} parts is more than the {MAX_COMPOUND_PARTS} allowed",
+            parts.len()
+        ));
+    }
+    parts.iter().enumerate().find_map(|(index, (pose, part))| {
+        part_pose_problem(&**part, pose.translation, pose.rotation)
+            .or_else(|| shape_problem(&**part))
+            .map(|reason| format!("compound part {index}: {reason}"))
+    })
+}
+
+/// Why a shape's extent cannot be used: not finite, or zero.
+fn extent_problem(shape: &dyn Shape) -> Option<String> {
+    let aabb = shape.compute_local_aabb();
+    let extents = aabb.maxs - aabb.mins;
+    if !extents.is_finite() {
+        return Some("its size is not finite".to_string());
+    }
+    (extents.max_element() <= 1e-6).then(|| "it has zero size".to_string())
 }
 
 /// Why a compound part cannot be used, if it cannot.
 fn part_problem(part: &Collider, translation: Vector, rotation: Quaternion) -> Option<String> {
-    if part.shape.as_composite_shape().is_some() {
+    part_pose_problem(&*part.shape, translation, rotation).or_else(|| part.validate())
+}
+
+/// Why a shape cannot be a compound part at this pose, whatever the shape's own problems: it
+/// is composite, or the pose is not finite.
+fn part_pose_problem(
+    part: &dyn Shape,
+    translation: Vector,
+    rotation: Quaternion,
+) -> Option<String> {
+    if part.as_composite_shape().is_some() {
         return Some("a compound or mesh cannot be a part".to_string());
     }
-    if !translation.is_finite() || !crate::math::is_finite_quat(rotation) {
-        return Some("its pose is not finite".to_string());
-    }
-    part.validate()
+    (!translation.is_finite() || !crate::math::is_finite_quat(rotation))
+        .then(|| "its pose is not finite".to_string())
 }
 
 /// How two colliders' coefficients are combined. When the two differ, the one later in this

@@ -244,7 +244,7 @@ pub struct VhacdParameters {
     pub alpha: Scalar,
     /// Bias towards cutting along revolution axes, in `[0, 1]`. Default 0.05.
     pub beta: Scalar,
-    /// Voxels along the mesh's longest side, 2 to 512: more resolves finer features and takes
+    /// Voxels along the mesh's longest side, 2 to 256: more resolves finer features and takes
     /// longer (memory grows with its cube). Default 64.
     pub resolution: u32,
     /// Cutting planes tried: every `plane_downsampling`-th one first, ≥ 1. Default 4.
@@ -283,8 +283,9 @@ impl Default for VhacdParameters {
 }
 
 impl VhacdParameters {
-    /// Largest [`resolution`](Self::resolution) accepted: 512³ voxels already need gigabytes.
-    pub const MAX_RESOLUTION: u32 = 512;
+    /// Largest [`resolution`](Self::resolution) accepted: memory and time grow with its cube,
+    /// and 512³ voxels need gigabytes.
+    pub const MAX_RESOLUTION: u32 = 256;
 
     /// parry's parameters, or why these cannot be used.
     fn to_parry(self) -> Result<VHACDParameters, String> {

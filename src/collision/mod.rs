@@ -9,10 +9,12 @@ pub mod mass_properties;
 #[cfg(feature = "collider-from-mesh")]
 pub mod mesh;
 pub mod narrow_phase;
+#[cfg(feature = "serialize")]
+pub mod shape_data;
 
 pub use collider::{
     CoefficientCombine, Collider, ColliderDisabled, ColliderOf, CollisionLayers, Friction,
-    PhysicsLayer, Restitution, Sensor,
+    PhysicsLayer, Restitution, Sensor, TrimeshError,
 };
 pub use contacts::{
     CollisionEnd, CollisionStart, Collisions, ContactGraph, ContactPair, ContactPoint,

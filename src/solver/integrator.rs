@@ -35,6 +35,7 @@ use bevy::prelude::*;
 use super::solver_body::{BodyState, RigidBodyQueryItem, SolverBodies};
 use crate::math::{Matrix3, Quaternion, Scalar, Vector, integrate_rotation};
 use crate::schedule::PhysicsStepTime;
+use crate::settings::SolverConfig;
 
 /// The most a body may turn in one substep, rad (Box2D's `B2_MAX_ROTATION`, a quarter turn).
 ///
@@ -46,17 +47,23 @@ use crate::schedule::PhysicsStepTime;
 const MAX_ROTATION: Scalar = 0.25 * std::f32::consts::PI;
 
 /// Adds gravity, constant forces and damping to every dynamic body's velocity, and limits
-/// its spin to [`MAX_ROTATION`] per substep.
-pub(crate) fn integrate_velocities(mut solver: ResMut<SolverBodies>, time: Res<PhysicsStepTime>) {
+/// its spin to [`MAX_ROTATION`] per substep and its speed to
+/// [`SolverConfig::max_linear_speed`].
+pub(crate) fn integrate_velocities(
+    mut solver: ResMut<SolverBodies>,
+    time: Res<PhysicsStepTime>,
+    config: Res<SolverConfig>,
+) {
     let h = time.substep_delta;
+    let max_speed = config.max_linear_speed();
     for body in &mut solver.bodies[1..] {
-        integrate_velocity(body, h);
+        integrate_velocity(body, h, max_speed);
     }
 }
 
 /// Gravity, forces, damping and the gyroscopic term for one body over `h`.
 #[inline]
-fn integrate_velocity(body: &mut RigidBodyQueryItem, h: Scalar) {
+fn integrate_velocity(body: &mut RigidBodyQueryItem, h: Scalar, max_speed: Scalar) {
     if body.inverse_mass == 0.0 {
         return;
     }
@@ -73,6 +80,10 @@ fn integrate_velocity(body: &mut RigidBodyQueryItem, h: Scalar) {
     let turn_squared = body.angular_velocity.length_squared() * (h * h);
     if turn_squared > MAX_ROTATION * MAX_ROTATION {
         body.angular_velocity *= MAX_ROTATION / turn_squared.sqrt();
+    }
+    let speed_squared = body.linear_velocity.length_squared();
+    if speed_squared > max_speed * max_speed {
+        body.linear_velocity *= max_speed / speed_squared.sqrt();
     }
 }
 

@@ -163,3 +163,175 @@ pub fn capture_warnings<R>(f: impl FnOnce() -> R) -> (R, Vec<String>) {
     let messages = messages.lock().unwrap().clone();
     (result, messages)
 }
+
+/// Saves a world to a RON scene and reads one back into a new app, through Bevy's world
+/// serialization: what a game's level and save files go through.
+#[cfg(feature = "serialize")]
+pub mod level {
+    use bevy::asset::{AssetPath, UntypedHandle};
+    use bevy::ecs::entity::EntityHashMap;
+    use bevy::prelude::*;
+    use bevy::world_serialization::serde::WorldDeserializer;
+    use bevy::world_serialization::{DynamicWorld, DynamicWorldBuilder};
+    use serde::de::DeserializeSeed;
+
+    /// Scenes of physics worlds hold no asset handles.
+    struct NoAssets;
+
+    impl bevy::asset::LoadFromPath for NoAssets {
+        fn load_from_path_erased(
+            &mut self,
+            _: std::any::TypeId,
+            path: AssetPath<'static>,
+        ) -> UntypedHandle {
+            panic!("no asset expected, asked for {path}")
+        }
+    }
+
+    /// Every entity and resource of `app`'s world as RON text, but Bevy's clocks (`Time<Real>`
+    /// holds an `Instant`, which has no serde form).
+    pub fn save(app: &App) -> String {
+        let world = app.world();
+        let registry = world.resource::<AppTypeRegistry>().read();
+        let entities: Vec<Entity> = world.iter_entities().map(|e| e.id()).collect();
+        DynamicWorldBuilder::from_world(world, &registry)
+            .deny_resource::<Time<Real>>()
+            .deny_resource::<Time<Virtual>>()
+            .deny_resource::<Time<Fixed>>()
+            .deny_resource::<Time>()
+            .extract_entities(entities.into_iter())
+            .extract_resources()
+            .build()
+            .serialize(&registry)
+            .unwrap()
+    }
+
+    /// Reads the RON scene `text` with `app`'s type registry.
+    pub fn read(app: &App, text: &str) -> Result<DynamicWorld, String> {
+        let registry = app.world().resource::<AppTypeRegistry>().clone();
+        let mut deserializer = ron::de::Deserializer::from_str(text).map_err(|e| e.to_string())?;
+        WorldDeserializer {
+            type_registry: &registry.read(),
+            load_from_path: &mut NoAssets,
+        }
+        .deserialize(&mut deserializer)
+        .map_err(|e| e.to_string())
+    }
+
+    /// Writes `text` into `app`'s world, returning the scene's entities mapped to the world's.
+    pub fn load_into(app: &mut App, text: &str) -> Result<EntityHashMap<Entity>, String> {
+        let scene = read(app, text)?;
+        let mut map = EntityHashMap::default();
+        scene
+            .write_to_world(app.world_mut(), &mut map)
+            .map_err(|e| e.to_string())?;
+        Ok(map)
+    }
+}
+
+/// Reading and editing RON text by its brackets, for tampering with saved levels.
+#[cfg(feature = "serialize")]
+pub mod ron_text {
+    use std::ops::Range;
+
+    /// The spans of the top-level items of the list that starts at the first `[` after
+    /// `at` (the items' text, without separating commas or surrounding space).
+    pub fn list_items(text: &str, at: usize) -> Vec<Range<usize>> {
+        let open = at + text[at..].find('[').expect("a list");
+        let mut items = Vec::new();
+        let (mut depth, mut start) = (0usize, open + 1);
+        for (i, c) in text[open..].char_indices().map(|(i, c)| (open + i, c)) {
+            match c {
+                '[' | '(' | '{' => depth += 1,
+                ']' | ')' | '}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        items.push(start..i);
+                        break;
+                    }
+                }
+                ',' if depth == 1 => {
+                    items.push(start..i);
+                    start = i + 1;
+                }
+                _ => {}
+            }
+        }
+        items
+            .into_iter()
+            .map(|r| trim(text, r))
+            .filter(|r| !r.is_empty())
+            .collect()
+    }
+
+    fn trim(text: &str, r: Range<usize>) -> Range<usize> {
+        let s = &text[r.clone()];
+        let start = r.start + (s.len() - s.trim_start().len());
+        let end = r.end - (s.len() - s.trim_end().len());
+        start..end.max(start)
+    }
+
+    /// `text` with the list after the first `field` following `anchor` rewritten by `edit`
+    /// (given the items' texts, returning the new ones).
+    pub fn edit_list(
+        text: &str,
+        anchor: &str,
+        field: &str,
+        edit: impl FnOnce(Vec<String>) -> Vec<String>,
+    ) -> String {
+        let at = text.find(anchor).expect("the anchor");
+        let at = at + text[at..].find(field).expect("the field");
+        let items = list_items(text, at);
+        let open = at + text[at..].find('[').unwrap();
+        let close = match items.last() {
+            Some(last) => last.end + text[last.end..].find(']').unwrap(),
+            None => open + text[open..].find(']').unwrap(),
+        };
+        let new = edit(items.iter().map(|r| text[r.clone()].to_string()).collect());
+        format!(
+            "{}[{}]{}",
+            &text[..open],
+            new.join(", "),
+            &text[close + 1..]
+        )
+    }
+}
+
+/// Makes Bevy's compute task pool two threads. Call it before the first app of a test binary
+/// is made: the pool is made once per process, and Bevy's default on a two-core machine is one
+/// compute thread, with which the parallel stages never share out.
+pub fn two_compute_threads() {
+    bevy::tasks::ComputeTaskPool::get_or_init(|| {
+        bevy::tasks::TaskPoolBuilder::new().num_threads(2).build()
+    });
+}
+
+/// Runs `f`, aborting the test process with a message naming `what` if it has not returned
+/// after `seconds`: a hang fails the run instead of stalling it.
+pub fn with_deadline<R>(seconds: u64, what: &str, f: impl FnOnce() -> R) -> R {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::time::{Duration, Instant};
+
+    /// Tells the watchdog that `f` is over, however it ended.
+    struct Done(Arc<AtomicBool>);
+    impl Drop for Done {
+        fn drop(&mut self) {
+            self.0.store(true, Ordering::SeqCst);
+        }
+    }
+    let done = Done(Arc::new(AtomicBool::new(false)));
+    let watched = done.0.clone();
+    let what = what.to_string();
+    std::thread::spawn(move || {
+        let start = Instant::now();
+        while !watched.load(Ordering::SeqCst) {
+            if start.elapsed() > Duration::from_secs(seconds) {
+                eprintln!("{what}: not done after {seconds} s, hung");
+                std::process::abort();
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    });
+    f()
+}

@@ -472,7 +472,7 @@ pub(crate) fn solve_joints(
     if joints.records.slots.is_empty() {
         return;
     }
-    let passes = iterations.0.max(1);
+    let passes = iterations.passes();
     if joints.program_passes != Some(passes) {
         joints.schedule(passes);
     }

@@ -349,12 +349,14 @@ pub fn solve_constraint<C, const ENTITY_COUNT: usize>(
         &mut solver,
         time.step_count,
         time.substep_delta,
-        iterations.0.max(1),
+        iterations.passes(),
     );
 }
 
 /// How many Gauss–Seidel passes over the XPBD constraints (joints and user constraints) each
-/// substep makes. Default 4; 0 is replaced by 1 with a warning.
+/// substep makes. Default 4; 0 is replaced by 1, and a count above
+/// [`MAX_XPBD_ITERATIONS`](crate::validation::MAX_XPBD_ITERATIONS) by that maximum, with a
+/// warning.
 ///
 /// One pass per substep is plain XPBD. A heavy load hanging through many joints (long chains,
 /// joint grids) needs its correction carried through the whole structure every substep, which
@@ -380,11 +382,25 @@ impl Default for XpbdIterations {
     }
 }
 
+impl XpbdIterations {
+    /// The passes a substep makes: this count within its bounds (the validation stage writes
+    /// the bounded count back; this keeps a count set during the step bounded too).
+    pub(crate) fn passes(self) -> u32 {
+        self.0.clamp(1, crate::validation::MAX_XPBD_ITERATIONS)
+    }
+}
+
 impl crate::validation::Validate for XpbdIterations {
     fn validate(&mut self) -> Option<String> {
-        (self.0 == 0).then(|| {
-            self.0 = 1;
-            "0 passes cannot solve anything; using 1".to_string()
+        use crate::validation::MAX_XPBD_ITERATIONS;
+        let usable = self.passes();
+        (usable != self.0).then(|| {
+            let message = format!(
+                "{} passes is not in 1..={MAX_XPBD_ITERATIONS}; using {usable}",
+                self.0
+            );
+            self.0 = usable;
+            message
         })
     }
 }
