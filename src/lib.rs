@@ -90,7 +90,8 @@
 //! capped at 3 m/s; no bounce below 1 m/s; contact tolerance 5 mm with a 2 cm speculative
 //! margin; friction 0.5 (geometric mean), restitution 0 (maximum); collider density 1000 kg/m³;
 //! 4 XPBD passes per substep for joints and custom constraints; bodies sleep after 0.5 s below
-//! 0.05 m/s and 0.05 rad/s. See [`SolverConfig`], [`SleepThreshold`], [`Friction`] and
+//! 0.05 m/s and 0.05 rad/s; no body moves faster than 400 m/s (Box2D v3's limit; it bounds how
+//! far the broad phase must look ahead). See [`SolverConfig`], [`SleepThreshold`], [`Friction`] and
 //! [`XpbdIterations`](solver::xpbd::XpbdIterations). A [`CharacterController`] keeps a 1 cm
 //! skin, walks slopes up to 45°, steps onto ledges up to 0.3 m and snaps down to ground up to
 //! 0.2 m below ([`MoveAndSlideConfig`]).

@@ -12,8 +12,10 @@
 //!
 //! With the `serialize` cargo feature every component and settings resource also derives
 //! `serde`'s `Serialize` and `Deserialize` (registered as `ReflectSerialize` /
-//! `ReflectDeserialize`), and a collider's shape is written in parry's serde format, so a
-//! scene can be saved to RON and loaded back.
+//! `ReflectDeserialize`), so a scene can be saved to RON and loaded back. A collider is written
+//! as the data that describes its shape and rebuilt from it through the checked constructors
+//! when read, never as parry's internal structures (see `collision::shape_data`): a level
+//! file is untrusted input, and a tampered shape loads as an ignored collider with a warning.
 //!
 //! ## Scenes
 //!

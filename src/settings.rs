@@ -6,7 +6,9 @@
 use bevy::prelude::*;
 
 use crate::math::{Scalar, Vector};
-use crate::validation::{Validate, check, join, non_negative};
+use crate::validation::{
+    MAX_LINEAR_SLOP, MAX_LINEAR_SPEED, Validate, cap, check, join, non_negative,
+};
 
 /// World gravity, m/s². Default `(0, -9.81, 0)`. A non-finite gravity is replaced by the
 /// default with a warning.
@@ -38,8 +40,9 @@ impl Validate for Gravity {
 
 /// Tuning of the contact solver. The defaults suit bodies from centimetres to tens of metres.
 ///
-/// Every field must be finite and ≥ 0 (the frequency and the static stiffness factor > 0); a
-/// field that is not is replaced by its default, with a warning. A field missing from a file
+/// Every field must be finite and ≥ 0 (the frequency, the static stiffness factor and the
+/// speed limit > 0); a field that is not is replaced by its default, and a length or speed
+/// above its cap by the cap, with a warning. A field missing from a file
 /// takes its default.
 #[derive(Resource, Reflect, Clone, Copy, Debug, PartialEq)]
 #[reflect(Resource, Default, Debug, PartialEq)]
@@ -64,7 +67,8 @@ pub struct SolverConfig {
     /// Approach speed below which contacts do not bounce, m/s. Default 1.
     pub restitution_threshold: Scalar,
     /// Contact tolerance, m: points closer than this count as touching, and the speculative
-    /// margin is four times it. Default 0.005.
+    /// margin is four times it. Default 0.005, at most
+    /// [`MAX_LINEAR_SLOP`](crate::validation::MAX_LINEAR_SLOP).
     pub linear_slop: Scalar,
     /// The fastest a dynamic body may move, m/s: a faster one is slowed to it at the start of
     /// each substep, and the broad phase never looks further ahead than this speed carries
@@ -72,8 +76,8 @@ pub struct SolverConfig {
     /// were). Default 400, faster than sound (Box2D v3's `maximumLinearSpeed`). It bounds the
     /// work of a step: a body gone wild (an exploding joint, a velocity of 10³⁰ from a file)
     /// cannot reach every other body's neighbourhood in one step and make every pair a
-    /// candidate. Raise it for faster projectiles, or give them
-    /// [`SweptCcd`](crate::solver::ccd::SweptCcd).
+    /// candidate. Raise it (up to [`MAX_LINEAR_SPEED`](crate::validation::MAX_LINEAR_SPEED))
+    /// for faster projectiles, or give them [`SweptCcd`](crate::solver::ccd::SweptCcd).
     pub max_linear_speed: Scalar,
 }
 
@@ -139,39 +143,41 @@ impl Validate for SolverConfig {
                 "linear_slop",
                 why,
                 d.linear_slop,
-            ),
+            )
+            .or_else(|| cap(&mut self.linear_slop, MAX_LINEAR_SLOP, "linear_slop")),
             check(
                 &mut self.max_linear_speed,
                 positive,
                 "max_linear_speed",
                 why_positive,
                 d.max_linear_speed,
-            ),
+            )
+            .or_else(|| {
+                cap(
+                    &mut self.max_linear_speed,
+                    MAX_LINEAR_SPEED,
+                    "max_linear_speed",
+                )
+            }),
         ])
     }
 }
 
 impl SolverConfig {
-    /// [`Self::max_linear_speed`], or its default while the validation stage has not yet
-    /// replaced a bad one.
+    /// [`Self::max_linear_speed`] as the validation stage leaves it: also read where that
+    /// stage may not have run yet.
     pub(crate) fn max_linear_speed(&self) -> Scalar {
-        let speed = self.max_linear_speed;
-        if speed.is_finite() && speed > 0.0 {
-            speed
-        } else {
-            Self::default().max_linear_speed
-        }
+        let mut usable = *self;
+        usable.validate();
+        usable.max_linear_speed
     }
 
-    /// How far apart surfaces may be and still get a (speculative) contact point.
+    /// How far apart surfaces may be and still get a (speculative) contact point: four times
+    /// [`Self::linear_slop`] as the validation stage leaves it (this is also read outside the
+    /// step, by spatial queries, possibly before that stage has run).
     pub fn speculative_distance(&self) -> Scalar {
-        // Also read outside the step (spatial queries), possibly before validation has
-        // replaced a bad slop: use the fallback here too.
-        let slop = if non_negative(self.linear_slop) {
-            self.linear_slop
-        } else {
-            Self::default().linear_slop
-        };
-        4.0 * slop
+        let mut usable = *self;
+        usable.validate();
+        4.0 * usable.linear_slop
     }
 }

@@ -29,6 +29,7 @@
 //! | [`ExternalImpulse`](crate::ExternalImpulse) | any non-finite component | ignored (cleared), written back |
 //! | [`Position`](crate::Position), [`Rotation`](crate::Rotation), [`Transform`] of a body | non-finite, zero-length rotation | the last valid pose (the origin before the first) |
 //! | [`LinearVelocity`](crate::LinearVelocity), [`AngularVelocity`](crate::AngularVelocity) | any non-finite component | both reset to zero |
+//! | a collider's offset from its body (the `Transform`s from the collider up to the body) | non-finite | the last valid offset (the body origin before the first) |
 //! | joint anchors ([`Joint::with_local_anchor_1`](crate::solver::joints::Joint::with_local_anchor_1), `_2`) | any non-finite component | the body origin, written back |
 //! | joint compliance ([`Joint::with_compliance`](crate::solver::joints::Joint::with_compliance)) | NaN, ±∞, negative | 0 (rigid), written back |
 //! | joint velocity damping ([`Joint::with_linear_velocity_damping`](crate::solver::joints::Joint::with_linear_velocity_damping), angular) | NaN, ±∞, negative | 0, written back |
@@ -50,7 +51,8 @@
 //! | [`Gravity`](crate::Gravity) | any non-finite component | `(0, −9.81, 0)` (the default), written back |
 //! | [`SubstepCount`](crate::SubstepCount) | 0; more than [`MAX_SUBSTEPS`] | 1; [`MAX_SUBSTEPS`], written back |
 //! | [`XpbdIterations`](crate::solver::xpbd::XpbdIterations) | 0; more than [`MAX_XPBD_ITERATIONS`] | 1; [`MAX_XPBD_ITERATIONS`], written back |
-//! | [`SolverConfig`](crate::SolverConfig) fields | NaN, ±∞, negative; zero for `contact_frequency` and `static_stiffness_factor` | that field's default, written back |
+//! | [`SolverConfig`](crate::SolverConfig) fields | NaN, ±∞, negative; zero for `contact_frequency`, `static_stiffness_factor` and `max_linear_speed` | that field's default, written back |
+//! | | `linear_slop` above [`MAX_LINEAR_SLOP`], `max_linear_speed` above [`MAX_LINEAR_SPEED`] | the cap, written back |
 //! | [`SleepThreshold`](crate::SleepThreshold) fields | NaN, negative (+∞ is allowed) | that field's default, written back |
 //! | timestep (the parent schedule's `Time` delta) | zero (a paused clock) | the step is skipped (no warning: pausing is not an error) |
 //!
@@ -72,6 +74,8 @@
 //! | V-HACD resolution (`VhacdParameters`, feature `collider-from-mesh`) | `VhacdParameters::MAX_RESOLUTION` (256): rejected | voxels grow with its cube |
 //! | character casts per move ([`MoveAndSlideConfig::max_iterations`](crate::character::MoveAndSlideConfig::max_iterations)) | [`MAX_SLIDE_ITERATIONS`] (64), used as that | each is a shape cast |
 //! | debug circle segments (`PhysicsGizmos::circle_segments`) | [`MAX_CIRCLE_SEGMENTS`] (256), used as that | lines drawn per circle per frame |
+//! | contact tolerance ([`SolverConfig::linear_slop`](crate::SolverConfig::linear_slop)) | [`MAX_LINEAR_SLOP`] (0.1 m), with a warning | moving bodies' boxes grow by four times it |
+//! | speed limit ([`SolverConfig::max_linear_speed`](crate::SolverConfig::max_linear_speed)) | [`MAX_LINEAR_SPEED`] (10 km/s), with a warning | moving bodies' boxes cover their step's path |
 //! | hits of ray and shape casters (`max_hits` of [`RayCaster`](crate::spatial_query::RayCaster), [`ShapeCaster`](crate::spatial_query::ShapeCaster) and the [`SpatialQuery`](crate::spatial_query::SpatialQuery) methods) | the colliders the query finds | hits are only kept, never allocated ahead, so a huge `max_hits` costs nothing |
 //! | contact points per manifold | parry's generators make at most a few; more than four are reduced to four | no setting |
 //! | nesting of compounds in a file | one level (parts cannot be compounds) | the file form cannot express more, whatever the format's recursion limit |
@@ -108,6 +112,15 @@ pub const MAX_HULL_POINTS: usize = 1 << 16;
 
 /// The most parts a compound collider may have: 2¹⁶.
 pub const MAX_COMPOUND_PARTS: usize = 1 << 16;
+
+/// The largest [`SolverConfig::linear_slop`](crate::SolverConfig::linear_slop), m: every
+/// moving body's broad-phase box reaches four times it further on every side, and a metre of
+/// tolerance makes a dense pile's every neighbour a candidate.
+pub const MAX_LINEAR_SLOP: f32 = 0.1;
+
+/// The largest [`SolverConfig::max_linear_speed`](crate::SolverConfig::max_linear_speed),
+/// m/s: a body's broad-phase box covers the path it may take in a step.
+pub const MAX_LINEAR_SPEED: f32 = 10_000.0;
 
 /// The most casts a character's move may make
 /// ([`MoveAndSlideConfig::max_iterations`](crate::character::MoveAndSlideConfig::max_iterations)).
@@ -221,6 +234,15 @@ pub(crate) fn check_vector(value: &mut bevy::math::Vec3, what: &str) -> Option<S
     let message = format!("{what} {value} is not finite; using zero");
     *value = bevy::math::Vec3::ZERO;
     Some(message)
+}
+
+/// Replaces `value` by `cap` if it is larger, describing the change.
+pub(crate) fn cap(value: &mut f32, cap: f32, what: &str) -> Option<String> {
+    (*value > cap).then(|| {
+        let message = format!("{what} {} is more than {cap}; using {cap}", *value);
+        *value = cap;
+        message
+    })
 }
 
 /// Finite and not negative.

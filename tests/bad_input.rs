@@ -550,6 +550,39 @@ fn a_rotation_too_long_to_normalise_is_reported_and_the_last_pose_kept() {
     world_is_healthy(&mut scene, 4, &[(lower, 0.5), (upper, 1.5)]);
 }
 
+/// A collider on a child entity whose `Transform` is not finite (a NaN from a file) is
+/// reported and takes no part in collision detection; its body keeps simulating.
+#[test]
+fn a_child_collider_at_a_non_finite_offset_is_reported_and_ignored() {
+    let ((mut scene, child, body), warnings) = capture_warnings(|| {
+        let mut scene = scene();
+        let body = spawn(
+            &mut scene.app,
+            (
+                RigidBody::Dynamic,
+                Collider::sphere(0.5),
+                Transform::from_xyz(5.0, 0.5, 5.0),
+            ),
+        );
+        let child = spawn(
+            &mut scene.app,
+            (
+                Collider::sphere(0.25),
+                Transform::from_xyz(f32::NAN, 0.0, 0.0),
+                ChildOf(body),
+            ),
+        );
+        step(&mut scene.app, 8);
+        (scene, child, body)
+    });
+    assert_warned(&warnings, child);
+    let mass = computed_mass(&scene.app, body).mass();
+    assert!(mass.is_finite() && mass > 0.0, "mass {mass}");
+    assert!((position(&scene.app, body).y - 0.5).abs() < 2.0 * slop());
+    let (lower, upper) = (scene.lower, scene.upper);
+    world_is_healthy(&mut scene, 8, &[(lower, 0.5), (upper, 1.5)]);
+}
+
 #[test]
 fn non_positive_mass_is_reported_and_collider_mass_used() {
     let ((mut scene, bad), warnings) = capture_warnings(|| {

@@ -473,10 +473,18 @@ fn mutated_level_files_load_and_step_without_panics_hangs_or_nan() {
         (first..first + cases)
             .map(|seed| {
                 let name = format!("level fuzz case {seed}");
-                with_deadline(60, &name, || {
+                let outcome = with_deadline(60, &name, || {
                     std::panic::catch_unwind(|| run_case(seed))
                         .unwrap_or_else(|_| Err(format!("seed {seed}: panicked")))
-                })
+                });
+                // Said at once, so that a long run that later hangs still names it.
+                if let Err(failure) = &outcome {
+                    eprintln!("level fuzz: {failure}");
+                }
+                if (seed - first + 1) % 1000 == 0 {
+                    eprintln!("level fuzz: {} cases done", seed - first + 1);
+                }
+                outcome
             })
             .collect::<Vec<_>>()
     });

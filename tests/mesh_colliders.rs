@@ -369,6 +369,23 @@ fn collider_constructor_primitives_and_bad_input() {
             ),
         );
         let bad_size = spawn(&mut app, ColliderConstructor::Sphere { radius: f32::NAN });
+        // What a scene file could carry: an index past the vertex list (it panicked in
+        // `Collider::trimesh`), no hull points, a ragged heightfield.
+        let bad_index = spawn(
+            &mut app,
+            ColliderConstructor::Trimesh {
+                vertices: vec![Vec3::ZERO, Vec3::X, Vec3::Z],
+                indices: vec![[0, 1, 9]],
+            },
+        );
+        let no_points = spawn(&mut app, ColliderConstructor::ConvexHull { points: vec![] });
+        let ragged = spawn(
+            &mut app,
+            ColliderConstructor::Heightfield {
+                heights: vec![vec![0.0; 3], vec![0.0; 2]],
+                scale: Vec3::ONE,
+            },
+        );
         app.update();
         let world = app.world();
         let state = |e: Entity| {
@@ -383,8 +400,11 @@ fn collider_constructor_primitives_and_bad_input() {
                 state(no_mesh),
                 state(empty_mesh),
                 state(bad_size),
+                state(bad_index),
+                state(no_points),
+                state(ragged),
             ],
-            [no_mesh, empty_mesh, bad_size],
+            [no_mesh, empty_mesh, bad_size, bad_index, no_points, ragged],
         )
     });
     let (states, warned) = results;

@@ -653,6 +653,47 @@ fn bad_solver_and_sleep_settings_are_reported_and_replaced() {
     world_is_healthy(&mut app, w, 64);
 }
 
+/// A contact tolerance or speed limit above its cap (a level file's 10⁹) is capped, with a
+/// warning, before the broad phase uses it: a tolerance of 10⁹ m made every body a candidate
+/// of every other (a step of 1,100 bodies ran for a second), and a speed limit of 10³⁰ would
+/// let boxes sweep without bound again.
+#[test]
+fn a_huge_contact_tolerance_or_speed_limit_is_capped() {
+    use impetus3d::validation::{MAX_LINEAR_SLOP, MAX_LINEAR_SPEED};
+    let huge = SolverConfig {
+        linear_slop: 1e9,
+        max_linear_speed: 1e30,
+        ..default()
+    };
+    // Read outside the step (spatial queries) before the validation stage runs: capped too.
+    assert_eq!(huge.speculative_distance(), 4.0 * MAX_LINEAR_SLOP);
+    let ((app, ball, w), warnings) = capture_warnings(|| {
+        let mut app = app();
+        ground(&mut app);
+        let w = witness(&mut app);
+        let ball = ball_on_ground(&mut app, 0.0, ());
+        app.insert_resource(huge);
+        step(&mut app, 64);
+        (app, ball, w)
+    });
+    let solver = mentioning(&warnings, "SolverConfig");
+    assert_eq!(solver.len(), 1, "{warnings:?}");
+    assert!(
+        solver[0].contains("linear_slop 1000000000 is more than 0.1")
+            && solver[0].contains("max_linear_speed"),
+        "{solver:?}"
+    );
+    let config = *app.world().resource::<SolverConfig>();
+    assert_eq!(
+        (config.linear_slop, config.max_linear_speed),
+        (MAX_LINEAR_SLOP, MAX_LINEAR_SPEED)
+    );
+    // The ball rests within the capped tolerance of the ground.
+    assert!((position(&app, ball).y - 0.5).abs() <= MAX_LINEAR_SLOP);
+    let mut app = app;
+    world_is_healthy(&mut app, w, 64);
+}
+
 /// Records what a custom constraint reads of its one body on the first solve.
 #[derive(Component)]
 struct Observer {

@@ -6,18 +6,20 @@
 //! relative to the body origin. A collider with no body above it is static, placed by its own
 //! transforms.
 
-use bevy::ecs::entity::EntityHashMap;
+use bevy::ecs::entity::{EntityHashMap, EntityHashSet};
 use bevy::ecs::lifecycle::HookContext;
 use bevy::ecs::world::DeferredWorld;
 use bevy::prelude::*;
 use parry3d::math::Pose;
-use parry3d::shape::{Shape, SharedShape, TriMeshFlags, TypedShape};
+use parry3d::shape::{SharedShape, TriMeshFlags};
 
+use super::shape_checks::{
+    TrimeshError, hull_points_problem, part_pose_problem, shape_problem, trimesh_problem,
+};
 use crate::body::{ColliderDensity, RigidBody};
 use crate::math::{Quaternion, Scalar, Vector};
 use crate::validation::{
-    MAX_COMPOUND_PARTS, MAX_HEIGHTFIELD_SAMPLES, MAX_HULL_POINTS, MAX_TRIMESH_ELEMENTS, Validate,
-    check, non_negative,
+    MAX_COMPOUND_PARTS, MAX_HEIGHTFIELD_SAMPLES, Validate, check, non_negative,
 };
 
 /// A collision shape. Spawn it on a body entity, or on a child entity (with its own
@@ -113,7 +115,7 @@ impl Collider {
 
     /// The convex hull of `points`, or `None` if the points are degenerate (fewer than four,
     /// coplanar or collinear, or not finite) or more than
-    /// [`MAX_HULL_POINTS`].
+    /// [`MAX_HULL_POINTS`](crate::validation::MAX_HULL_POINTS).
     pub fn convex_hull(points: Vec<Vector>) -> Option<Self> {
         if hull_points_problem(&points).is_some() {
             return None;
@@ -190,10 +192,9 @@ impl Collider {
     /// ```
     ///
     /// A heightfield has no volume and no mass: put it on a static body (or none). Bad input (fewer
-    /// than 2 rows or columns, rows of different lengths, more than
-    /// [`MAX_HEIGHTFIELD_SAMPLES`] samples, a
-    /// non-finite height, a non-finite scale or one ≤ 0 along X or Z) gives a collider that is
-    /// reported with the entity and ignored.
+    /// than 2 rows or columns, rows of different lengths, more than [`MAX_HEIGHTFIELD_SAMPLES`]
+    /// samples, a non-finite height, a non-finite scale or one ≤ 0 along X or Z) gives a
+    /// collider that is reported with the entity and ignored.
     pub fn heightfield(heights: Vec<Vec<Scalar>>, scale: Vector) -> Self {
         let rows = heights.len();
         let columns = heights.first().map_or(0, Vec::len);
@@ -242,8 +243,8 @@ impl Collider {
     /// and the collider's entity is reported once with the dropped parts' indices. (Dropping
     /// only the bad part is what a user expects: one bad piece of a many-part shape should not
     /// make the whole object fall through the world.) A compound with no usable part is
-    /// ignored, like any invalid collider, and so is one of more than
-    /// [`MAX_COMPOUND_PARTS`] parts.
+    /// ignored, like any invalid collider, and so is one of more than [`MAX_COMPOUND_PARTS`]
+    /// parts.
     pub fn compound(parts: Vec<(Vector, Quaternion, Collider)>) -> Self {
         if parts.len() > MAX_COMPOUND_PARTS {
             return Self::invalid(format!(
@@ -299,230 +300,9 @@ impl Collider {
     }
 }
 
-/// Why [`Collider::try_trimesh`] could not build a triangle mesh.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum TrimeshError {
-    /// There are no triangles.
-    NoTriangles,
-    /// A triangle names a vertex past the end of the vertex list.
-    IndexOutOfRange {
-        /// The triangle's position in the index list.
-        triangle: usize,
-        /// The index it holds.
-        index: u32,
-        /// How many vertices there are.
-        vertices: usize,
-    },
-    /// A vertex has a NaN or infinite coordinate.
-    NonFiniteVertex {
-        /// Its position in the vertex list.
-        vertex: usize,
-    },
-    /// More vertices or triangles than
-    /// [`MAX_TRIMESH_ELEMENTS`].
-    TooLarge {
-        /// How many vertices there are.
-        vertices: usize,
-        /// How many triangles there are.
-        triangles: usize,
-    },
-    /// parry refused the mesh, for this reason.
-    Rejected(String),
-}
-
-impl std::fmt::Display for TrimeshError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Self::NoTriangles => write!(f, "it has no triangles"),
-            Self::IndexOutOfRange {
-                triangle,
-                index,
-                vertices,
-            } => write!(
-                f,
-                "triangle {triangle} names vertex {index}, but there are {vertices} vertices"
-            ),
-            Self::NonFiniteVertex { vertex } => write!(f, "vertex {vertex} is not finite"),
-            Self::TooLarge {
-                vertices,
-                triangles,
-            } => write!(
-                f,
-                "{vertices} vertices and {triangles} triangles are more than the \
-                 {MAX_TRIMESH_ELEMENTS} of each allowed"
-            ),
-            Self::Rejected(reason) => write!(f, "parry rejected it: {reason}"),
-        }
-    }
-}
-
-impl std::error::Error for TrimeshError {}
-
-/// Why a triangle mesh of these vertices and triangles cannot be built or used.
-fn trimesh_problem(vertices: &[Vector], indices: &[[u32; 3]]) -> Result<(), TrimeshError> {
-    if indices.is_empty() {
-        return Err(TrimeshError::NoTriangles);
-    }
-    if vertices.len() > MAX_TRIMESH_ELEMENTS || indices.len() > MAX_TRIMESH_ELEMENTS {
-        return Err(TrimeshError::TooLarge {
-            vertices: vertices.len(),
-            triangles: indices.len(),
-        });
-    }
-    if let Some(vertex) = vertices.iter().position(|v| !v.is_finite()) {
-        return Err(TrimeshError::NonFiniteVertex { vertex });
-    }
-    let out_of_range = |t: &[u32; 3]| t.iter().copied().find(|&i| i as usize >= vertices.len());
-    match indices
-        .iter()
-        .enumerate()
-        .find_map(|(k, t)| Some((k, out_of_range(t)?)))
-    {
-        Some((triangle, index)) => Err(TrimeshError::IndexOutOfRange {
-            triangle,
-            index,
-            vertices: vertices.len(),
-        }),
-        None => Ok(()),
-    }
-}
-
-/// Why points cannot make a convex hull: none, too many or not finite. (Too few, or flat
-/// ones, are found by building the hull.)
-fn hull_points_problem(points: &[Vector]) -> Option<String> {
-    if points.is_empty() {
-        return Some("a convex hull has no points".to_string());
-    }
-    if points.len() > MAX_HULL_POINTS {
-        return Some(format!(
-            "a convex hull of {} points is more than the {MAX_HULL_POINTS} allowed",
-            points.len()
-        ));
-    }
-    points
-        .iter()
-        .any(|p| !p.is_finite())
-        .then(|| "a convex hull point is not finite".to_string())
-}
-
-/// Why sizes cannot be used: one is negative or not finite.
-fn sizes_problem(sizes: &[(&str, Scalar)]) -> Option<String> {
-    let (name, size) = sizes.iter().find(|(_, size)| !non_negative(*size))?;
-    Some(format!("its {name} {size} is not a finite number ≥ 0"))
-}
-
-/// Why a parry shape cannot be used: its data breaks an invariant the engine or parry relies
-/// on, or it has a non-finite or zero extent.
-fn shape_problem(shape: &dyn Shape) -> Option<String> {
-    let finite =
-        |what: &str, v: Vector| (!v.is_finite()).then(|| format!("its {what} is not finite"));
-    let problem = match shape.as_typed_shape() {
-        TypedShape::Ball(ball) => sizes_problem(&[("radius", ball.radius)]),
-        TypedShape::Cuboid(cuboid) => half_extents_problem(cuboid.half_extents),
-        TypedShape::RoundCuboid(round) => half_extents_problem(round.inner_shape.half_extents)
-            .or_else(|| sizes_problem(&[("border radius", round.border_radius)])),
-        TypedShape::Capsule(capsule) => finite("segment", capsule.segment.a)
-            .or_else(|| finite("segment", capsule.segment.b))
-            .or_else(|| sizes_problem(&[("radius", capsule.radius)])),
-        TypedShape::Cylinder(c) => {
-            sizes_problem(&[("radius", c.radius), ("height", c.half_height)])
-        }
-        TypedShape::RoundCylinder(round) => sizes_problem(&[
-            ("radius", round.inner_shape.radius),
-            ("height", round.inner_shape.half_height),
-            ("border radius", round.border_radius),
-        ]),
-        TypedShape::Cone(c) => sizes_problem(&[("radius", c.radius), ("height", c.half_height)]),
-        TypedShape::RoundCone(round) => sizes_problem(&[
-            ("radius", round.inner_shape.radius),
-            ("height", round.inner_shape.half_height),
-            ("border radius", round.border_radius),
-        ]),
-        TypedShape::ConvexPolyhedron(hull) => hull_points_problem(hull.points()),
-        TypedShape::RoundConvexPolyhedron(round) => hull_points_problem(round.inner_shape.points())
-            .or_else(|| sizes_problem(&[("border radius", round.border_radius)])),
-        TypedShape::TriMesh(mesh) => trimesh_problem(mesh.vertices(), mesh.indices())
-            .err()
-            .map(|err| format!("invalid triangle mesh: {err}")),
-        TypedShape::HeightField(field) => heightfield_problem(field),
-        TypedShape::Compound(compound) => compound_problem(compound),
-        _ => None,
-    };
-    problem.or_else(|| extent_problem(shape))
-}
-
-fn half_extents_problem(half_extents: Vector) -> Option<String> {
-    let [x, y, z] = half_extents.to_array();
-    sizes_problem(&[("half extent", x), ("half extent", y), ("half extent", z)])
-}
-
-/// Why a parry heightfield cannot be used: its samples are not a rows × columns grid of at
-/// least 2 × 2 finite heights within the cap, or its scale is not finite.
-fn heightfield_problem(field: &parry3d::shape::HeightField) -> Option<String> {
-    let heights = field.heights();
-    let (rows, columns) = (heights.nrows(), heights.ncols());
-    if rows < 2 || columns < 2 || rows.checked_mul(columns) != Some(heights.data().len()) {
-        return Some(format!(
-            "a heightfield of {rows} × {columns} samples holds {}",
-            heights.data().len()
-        ));
-    }
-    if heights.data().len() > MAX_HEIGHTFIELD_SAMPLES {
-        return Some(format!(
-            "a heightfield of {rows} × {columns} samples is more than the \
-             {MAX_HEIGHTFIELD_SAMPLES} allowed"
-        ));
-    }
-    if heights.data().iter().any(|h| !h.is_finite()) || !field.scale().is_finite() {
-        return Some("a heightfield sample or its scale is not finite".to_string());
-    }
-    None
-}
-
-/// Why a parry compound cannot be used: too many parts, or a part that could not be one (see
-/// [`Collider::compound`]).
-fn compound_problem(compound: &parry3d::shape::Compound) -> Option<String> {
-    let parts = compound.shapes();
-    if parts.len() > MAX_COMPOUND_PARTS {
-        return Some(format!(
-            "a compound of {} parts is more than the {MAX_COMPOUND_PARTS} allowed",
-            parts.len()
-        ));
-    }
-    parts.iter().enumerate().find_map(|(index, (pose, part))| {
-        part_pose_problem(&**part, pose.translation, pose.rotation)
-            .or_else(|| shape_problem(&**part))
-            .map(|reason| format!("compound part {index}: {reason}"))
-    })
-}
-
-/// Why a shape's extent cannot be used: not finite, or zero.
-fn extent_problem(shape: &dyn Shape) -> Option<String> {
-    let aabb = shape.compute_local_aabb();
-    let extents = aabb.maxs - aabb.mins;
-    if !extents.is_finite() {
-        return Some("its size is not finite".to_string());
-    }
-    (extents.max_element() <= 1e-6).then(|| "it has zero size".to_string())
-}
-
 /// Why a compound part cannot be used, if it cannot.
 fn part_problem(part: &Collider, translation: Vector, rotation: Quaternion) -> Option<String> {
     part_pose_problem(&*part.shape, translation, rotation).or_else(|| part.validate())
-}
-
-/// Why a shape cannot be a compound part at this pose, whatever the shape's own problems: it
-/// is composite, or the pose is not finite.
-fn part_pose_problem(
-    part: &dyn Shape,
-    translation: Vector,
-    rotation: Quaternion,
-) -> Option<String> {
-    if part.as_composite_shape().is_some() {
-        return Some("a compound or mesh cannot be a part".to_string());
-    }
-    (!translation.is_finite() || !crate::math::is_finite_quat(rotation))
-        .then(|| "its pose is not finite".to_string())
 }
 
 /// How two colliders' coefficients are combined. When the two differ, the one later in this
@@ -882,6 +662,11 @@ impl ColliderPose {
     pub(crate) fn pose(&self) -> Pose {
         crate::math::pose(self.translation, self.rotation)
     }
+
+    /// Whether the translation is finite and the rotation can be normalised.
+    pub(crate) fn is_finite(&self) -> bool {
+        self.translation.is_finite() && crate::math::is_finite_quat(self.rotation)
+    }
 }
 
 /// Marks a collider that failed validation; it takes no part in the simulation until its
@@ -948,20 +733,31 @@ pub(crate) fn update_collider_bodies(
     links: Query<(Option<&ChildOf>, Option<&Transform>, Has<RigidBody>)>,
     mut ownership: ResMut<ColliderOwnership>,
     mut removed: RemovedComponents<Collider>,
+    mut warned: Local<EntityHashSet>,
 ) {
     for entity in removed.read() {
         if let Some(body) = ownership.owner.remove(&entity) {
             ownership.dirty_bodies.push(body);
         }
+        warned.remove(&entity);
     }
     for (entity, collider, density, mut pose, collider_of, on_body) in &mut colliders {
         // A collider on its body's own entity (the usual case) needs no walk up the
         // hierarchy: each walk's lookups cost 3 % of a step of 10,000 free spheres.
-        let (body, local) = if on_body {
+        let (body, mut local) = if on_body {
             (Some(entity), ColliderPose::default())
         } else {
             find_body(entity, &links)
         };
+        if !local.is_finite() {
+            if warned.insert(entity) {
+                warn!(
+                    "{entity}: the collider's offset from its body is not finite (a Transform \
+                     on the way is not); keeping its last valid offset"
+                );
+            }
+            local = *pose;
+        }
         let pose_changed = pose.translation != local.translation || pose.rotation != local.rotation;
         if pose_changed {
             *pose = local;

@@ -187,10 +187,11 @@ fn colliders_mass(world: &World, body: Entity, extra: Option<Entity>) -> Option<
 }
 
 /// The mass properties of `entity`'s collider at `local` (relative to its body's origin), if
-/// it has a usable one.
+/// it has a usable one at a finite offset (the prepare stage then places one at a bad offset
+/// at its last valid one).
 fn usable_collider_mass(world: &World, entity: Entity, local: Transform) -> Option<MassProperties> {
     let collider = world.get::<Collider>(entity)?;
-    if collider.validate().is_some() {
+    if collider.validate().is_some() || !local.is_finite() {
         return None;
     }
     let density = world.get::<ColliderDensity>(entity).map_or(1000.0, |d| d.0);

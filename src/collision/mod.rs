@@ -9,12 +9,13 @@ pub mod mass_properties;
 #[cfg(feature = "collider-from-mesh")]
 pub mod mesh;
 pub mod narrow_phase;
+mod shape_checks;
 #[cfg(feature = "serialize")]
 pub mod shape_data;
 
 pub use collider::{
     CoefficientCombine, Collider, ColliderDisabled, ColliderOf, CollisionLayers, Friction,
-    PhysicsLayer, Restitution, Sensor, TrimeshError,
+    PhysicsLayer, Restitution, Sensor,
 };
 pub use contacts::{
     CollisionEnd, CollisionStart, Collisions, ContactGraph, ContactPair, ContactPoint,
@@ -28,6 +29,7 @@ pub use mesh::{
     ColliderConstructorPlugin, ColliderConstructorReady, ColliderConstructorSystems, VhacdFillMode,
     VhacdParameters,
 };
+pub use shape_checks::TrimeshError;
 
 use bevy::prelude::*;
 
