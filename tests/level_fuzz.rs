@@ -481,7 +481,7 @@ fn mutated_level_files_load_and_step_without_panics_hangs_or_nan() {
                 if let Err(failure) = &outcome {
                     eprintln!("level fuzz: {failure}");
                 }
-                if (seed - first + 1) % 1000 == 0 {
+                if (seed - first + 1).is_multiple_of(1000) {
                     eprintln!("level fuzz: {} cases done", seed - first + 1);
                 }
                 outcome
