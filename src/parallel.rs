@@ -26,7 +26,10 @@
 //! stages claim chunks from an atomic cursor), so it is correct however many helpers join in,
 //! none included: the publisher runs it too, and returns only when every helper that started
 //! it has returned. One world steps at a time on the crew; a second one publishing meanwhile
-//! (two apps stepping on two threads) runs its job alone.
+//! (two apps stepping on two threads) runs its job alone. A panic in any worker's part of a
+//! job (engine code, or user code such as a custom shape queried by the narrow phase) reaches
+//! the caller with its own payload once no helper is left in the job, and the crew serves the
+//! next job as before (see [`run`]).
 //!
 //! ## Whether to share out at all
 //!

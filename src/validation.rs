@@ -21,7 +21,7 @@
 //! | [`Mass`](crate::Mass) | NaN, ±∞, zero, negative | the mass from the colliders (kept in the component, ignored) |
 //! | [`CenterOfMass`](crate::CenterOfMass) | NaN, ±∞ | the centre of mass from the colliders (kept, ignored) |
 //! | inertia from colliders | not finite (degenerate shapes) | a unit sphere's inertia for the body's mass |
-//! | [`Collider`](crate::Collider), however it is made (constructors, a parry shape, a mesh, `ColliderConstructor`, a file: see `collision::shape_data`, feature `serialize`) | zero, negative or non-finite size; a mesh index past its vertex list; a non-finite vertex or height; a heightfield that is not a grid of at least 2 × 2 samples; a hull of fewer than four points, flat, or with none; more elements than the caps below | the collider is ignored until replaced (the body keeps a mass; see [`mass`](crate::body::mass)) |
+//! | [`Collider`](crate::Collider), however it is made (constructors, a parry shape, a mesh, `ColliderConstructor`, a file: see `collision::shape_data`, feature `serialize`) | zero, negative or non-finite size; a mesh index past its vertex list; a non-finite vertex or height; a heightfield that is not a grid of at least 2 × 2 samples; a hull of fewer than four points, flat, or with none; a size past [`MAX_COLLIDER_EXTENT`] or more elements than the caps below | the collider is ignored until replaced (the body keeps a mass; see [`mass`](crate::body::mass)) |
 //! | a part of [`Collider::compound`](crate::Collider::compound) | invalid, zero-size, composite, at a non-finite pose | that part is dropped, the entity reported with the part's index; the others collide and give mass |
 //! | [`LinearDamping`](crate::LinearDamping), [`AngularDamping`](crate::AngularDamping) | NaN, ±∞, negative | 0, written back |
 //! | [`GravityScale`](crate::GravityScale) | NaN, ±∞ (negative is allowed) | 1, written back |
@@ -67,6 +67,7 @@
 //! | --- | --- | --- |
 //! | [`SubstepCount`](crate::SubstepCount) | [`MAX_SUBSTEPS`] (256), with a warning | every substep runs the whole solver |
 //! | [`XpbdIterations`](crate::solver::xpbd::XpbdIterations) | [`MAX_XPBD_ITERATIONS`] (64), with a warning | every pass solves every joint; 20 million passes hung an app |
+//! | a collider's size along each axis of its frame | [`MAX_COLLIDER_EXTENT`] (1,000 km): the collider is rejected | f32 positions resolve 6 cm there; larger shapes overflow mass and reach |
 //! | triangle-mesh vertices, triangles | [`MAX_TRIMESH_ELEMENTS`] (2²¹ each): the collider is rejected | parry builds a tree over the triangles |
 //! | heightfield samples | [`MAX_HEIGHTFIELD_SAMPLES`] (2²⁴): rejected | the grid is copied into parry's layout |
 //! | convex-hull points | [`MAX_HULL_POINTS`] (2¹⁶): rejected | building a hull takes time growing with the square of its points when most are on it |
@@ -98,6 +99,11 @@ pub const MAX_SUBSTEPS: u32 = 256;
 /// [`XpbdIterations`](crate::solver::xpbd::XpbdIterations) is capped here (with a warning).
 /// Joint structures that need more converge better with more substeps.
 pub const MAX_XPBD_ITERATIONS: u32 = 64;
+
+/// The largest a collider may be along any axis of its own frame, m: 1,000 km. f32 resolves
+/// positions there no better than 6 cm, and a larger shape's reach and mass overflow the
+/// engine's arithmetic (a 10³⁰ m box, from a level file, panicked the broad phase).
+pub const MAX_COLLIDER_EXTENT: f32 = 1.0e6;
 
 /// The most vertices, and the most triangles, a triangle-mesh collider may have: 2²¹ each,
 /// a few hundred megabytes with parry's tree over the triangles.

@@ -293,7 +293,7 @@ fn zero_size_and_non_finite_colliders_are_reported_and_ignored() {
 }
 
 #[test]
-fn broken_meshes_hulls_fields_and_negative_sizes_are_reported_and_ignored() {
+fn broken_meshes_hulls_fields_and_negative_or_huge_sizes_are_reported_and_ignored() {
     let ((mut scene, bad), warnings) = capture_warnings(|| {
         let mut scene = scene();
         let triangle = vec![Vec3::ZERO, Vec3::X, Vec3::Z];
@@ -317,6 +317,9 @@ fn broken_meshes_hulls_fields_and_negative_sizes_are_reported_and_ignored() {
             ),
             (RigidBody::Dynamic, Collider::cuboid(-1.0, 1.0, 1.0)),
             (RigidBody::Dynamic, Collider::capsule(-0.5, 1.0)),
+            // Finite but absurd: its bounding sphere overflowed and panicked the broad phase.
+            (RigidBody::Kinematic, Collider::cuboid(2e30, 0.2, 0.2)),
+            (RigidBody::Static, Collider::sphere(2e6)),
         ];
         let bad: Vec<Entity> = shapes
             .into_iter()

@@ -15,6 +15,8 @@ use crate::common::{level, *};
 /// narrow phase's threshold for sharing its pairs out.
 const SIDE: usize = 33;
 const RADIUS: f32 = 0.2;
+/// Where the piece under test stands.
+const PIECE_AT: Vec3 = Vec3::new(15.0, 0.5, 0.0);
 
 /// A level: the ground, a grid of balls dropped onto it from 5 cm, the piece under test on a
 /// static body above the ground beside the grid (its top at y ≈ 0.5), and four balls just
@@ -32,7 +34,7 @@ fn level(piece: Collider, piece_body: RigidBody) -> App {
     }
     spawn(
         &mut app,
-        (piece_body, piece, Transform::from_xyz(15.0, 0.5, 0.0)),
+        (piece_body, piece, Transform::from_translation(PIECE_AT)),
     );
     for (x, z) in [(14.0, -1.0), (16.0, -1.0), (14.0, 1.0), (16.0, 1.0)] {
         spawn(&mut app, ball_at(Vec3::new(x, 0.5 + RADIUS + 0.05, z)));
@@ -57,14 +59,8 @@ fn load_tampered(
     let text = tamper(&level::save(original));
     let ((app, piece), warnings) = capture_warnings(|| {
         let mut app = app();
-        let map = level::load_into(&mut app, &text).expect("the tampered level loads");
-        let piece = *map
-            .values()
-            .find(|&&e| {
-                app.world().get::<Transform>(e).map(|t| t.translation)
-                    == Some(Vec3::new(15.0, 0.5, 0.0))
-            })
-            .expect("the piece was loaded");
+        level::load_into(&mut app, &text).expect("the tampered level loads");
+        let piece = piece(&app);
         let stages = PARALLEL_COUNTERS
             .parallel_stages
             .load(std::sync::atomic::Ordering::Relaxed);
@@ -174,4 +170,36 @@ fn a_collider_in_parry_s_internal_format_is_refused_with_an_error() {
     let tampered = text.replace(sphere, parry);
     let error = level::read(&original, &tampered).err();
     assert!(error.is_some(), "the old format is refused");
+}
+
+/// The engine's own bookkeeping in a file is not trusted either: a body's `ComputedMass`
+/// tampered to a NaN mass and an infinite inverse inertia is computed again from its collider
+/// when the level loads.
+#[test]
+fn a_tampered_computed_mass_is_computed_again() {
+    let original = level(Collider::cuboid(1.0, 1.0, 1.0), RigidBody::Dynamic);
+    let expected = computed_mass(&original, piece(&original));
+    let (app, piece, _) = load_tampered(&original, |text| {
+        let at = text
+            .find("translation: (15.0, 0.5, 0.0)")
+            .expect("the piece");
+        let mass = at + text[at..].find("ComputedMass\": (").expect("its mass");
+        let end = mass + text[mass..].find("\n        ),").expect("its end");
+        format!(
+            "{}ComputedMass\": (inverse_mass: NaN, local_inverse_inertia: (inf, 0.0, 0.0, 0.0, \
+             inf, 0.0, 0.0, 0.0, -inf), local_center_of_mass: (NaN, 1e30, 0.0){}",
+            &text[..mass],
+            &text[end..]
+        )
+    });
+    assert_eq!(computed_mass(&app, piece), expected);
+}
+
+/// The entity of the piece under test.
+fn piece(app: &App) -> Entity {
+    app.world()
+        .iter_entities()
+        .find(|e| e.get::<Transform>().map(|t| t.translation) == Some(PIECE_AT))
+        .expect("the piece")
+        .id()
 }

@@ -800,3 +800,39 @@ fn spatial_query_is_an_ordinary_system_param() {
         .unwrap();
     assert_eq!((entity, x), (spheres[0], 2.0));
 }
+
+/// A shape cast onto an upturned heightfield (turned half a turn about X, as a level file's
+/// rotation of (4294967295, 0, 0, 1) normalises to) with no distance limit finds the field's
+/// underside, now its top, and returns: parry's walk over the field's cells never ended for a
+/// cast leaving the field sideways with a far limit, and hung the app.
+#[test]
+fn a_shape_cast_onto_an_upturned_heightfield_ends() {
+    let mut app = app();
+    let heights = vec![vec![0.0; 7]; 7];
+    let field = fixed(
+        &mut app,
+        Collider::heightfield(heights, Vec3::new(6.0, 1.0, 6.0)),
+        Transform::from_rotation(Quat::from_xyzw(4294967295.0, 0.0, 0.0, 1.0).normalize()),
+    );
+    step(&mut app, 1);
+    let hit = with_deadline(60, "a shape cast onto an upturned heightfield", || {
+        query(&mut app, |q| {
+            q.cast_shape(
+                &Collider::sphere(0.25),
+                Vec3::new(0.5, 5.0, 0.5),
+                Quat::IDENTITY,
+                down(),
+                &ShapeCastConfig::default(),
+                &all(),
+            )
+        })
+    });
+    let hit = hit.expect("the field is hit");
+    assert_eq!(hit.entity, field);
+    // The flat field lies in the plane y = 0: the sphere's centre stops its radius above it.
+    assert!(
+        (hit.distance - 4.75).abs() < 1e-3,
+        "distance {}",
+        hit.distance
+    );
+}

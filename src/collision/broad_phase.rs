@@ -434,9 +434,14 @@ pub(crate) fn collect_colliders(
         // The box the collider sweeps in a step at its velocity, not a box as far out in
         // every direction: bodies falling side by side (a pile under a strong gravity, a
         // blast) are then not all candidates of each other.
+        let motion = shift.length() + turn;
+        // A body so far out that its box or its reach overflows takes no part (its pose is
+        // finite, so the validation stage lets it be).
+        if !motion.is_finite() {
+            continue;
+        }
         let aabb = collider.shape().compute_aabb(&pose);
         let aabb = aabb.merged(&aabb.translated(shift)).loosened(margin + turn);
-        let motion = shift.length() + turn;
         if !aabb.mins.is_finite() || !aabb.maxs.is_finite() {
             continue;
         }

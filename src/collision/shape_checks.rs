@@ -7,8 +7,8 @@ use parry3d::shape::{Shape, TypedShape};
 
 use crate::math::{Quaternion, Scalar, Vector};
 use crate::validation::{
-    MAX_COMPOUND_PARTS, MAX_HEIGHTFIELD_SAMPLES, MAX_HULL_POINTS, MAX_TRIMESH_ELEMENTS,
-    non_negative,
+    MAX_COLLIDER_EXTENT, MAX_COMPOUND_PARTS, MAX_HEIGHTFIELD_SAMPLES, MAX_HULL_POINTS,
+    MAX_TRIMESH_ELEMENTS, non_negative,
 };
 
 /// Why [`Collider::try_trimesh`](super::Collider::try_trimesh) could not build a triangle mesh.
@@ -210,12 +210,18 @@ fn compound_problem(compound: &parry3d::shape::Compound) -> Option<String> {
     })
 }
 
-/// Why a shape's extent cannot be used: not finite, or zero.
+/// Why a shape's extent cannot be used: not finite, larger than [`MAX_COLLIDER_EXTENT`], or
+/// zero.
 fn extent_problem(shape: &dyn Shape) -> Option<String> {
     let aabb = shape.compute_local_aabb();
     let extents = aabb.maxs - aabb.mins;
     if !extents.is_finite() {
         return Some("its size is not finite".to_string());
+    }
+    if extents.max_element() > MAX_COLLIDER_EXTENT {
+        return Some(format!(
+            "its size {extents} is more than the {MAX_COLLIDER_EXTENT} m allowed"
+        ));
     }
     (extents.max_element() <= 1e-6).then(|| "it has zero size".to_string())
 }

@@ -551,14 +551,22 @@ impl SpatialQuery<'_, '_> {
         };
         let mut limit = max;
         self.broad.bvh().traverse(|node| {
-            if centre.entry(node.mins() - grow, node.maxs() + grow, limit) > limit {
+            let Some((_, exit)) = centre.span(node.mins() - grow, node.maxs() + grow, limit) else {
                 return TraversalAction::Prune;
-            }
+            };
             let Some(proxy) = node
                 .leaf_data()
                 .and_then(|leaf| self.candidate(leaf, filter, predicate))
             else {
                 return TraversalAction::Continue;
+            };
+            // Past where the cast shape's box leaves the collider's, the two cannot touch.
+            // Telling parry so also bounds its walk over a heightfield's cells, which never
+            // ends for a cast that leaves the field sideways while the limit is far (a level
+            // fuzzer's upturned heightfield hung the app).
+            let options = ShapeCastOptions {
+                max_time_of_impact: exit,
+                ..options
             };
             let Ok(Some(hit)) = parry3d::query::cast_shapes(
                 &pose1,
@@ -707,11 +715,19 @@ impl Slab {
     /// if it misses it or enters beyond `max`.
     #[inline]
     fn entry(&self, mins: Vector, maxs: Vector, max: Scalar) -> Scalar {
+        self.span(mins, maxs, max)
+            .map_or(Scalar::MAX, |(enter, _)| enter)
+    }
+
+    /// Where the ray enters and leaves the box `[mins, maxs]` (entering at 0 if it starts
+    /// inside, leaving at `max` at the latest), or `None` if it misses it before `max`.
+    #[inline]
+    fn span(&self, mins: Vector, maxs: Vector, max: Scalar) -> Option<(Scalar, Scalar)> {
         let t1 = (mins - self.origin) * self.inverse_direction;
         let t2 = (maxs - self.origin) * self.inverse_direction;
         let enter = t1.min(t2).max_element().max(0.0);
         let exit = t1.max(t2).min_element().min(max);
-        if enter <= exit { enter } else { Scalar::MAX }
+        (enter <= exit).then_some((enter, exit))
     }
 }
 

@@ -173,6 +173,7 @@ pub mod level {
     use bevy::prelude::*;
     use bevy::world_serialization::serde::WorldDeserializer;
     use bevy::world_serialization::{DynamicWorld, DynamicWorldBuilder};
+    use impetus3d::prelude::*;
     use serde::de::DeserializeSeed;
 
     /// Scenes of physics worlds hold no asset handles.
@@ -188,22 +189,26 @@ pub mod level {
         }
     }
 
-    /// Every entity and resource of `app`'s world as RON text, but Bevy's clocks (`Time<Real>`
-    /// holds an `Instant`, which has no serde form).
+    /// Every entity of `app`'s world and the engine's settings resources as RON text: what a
+    /// game's level or save file holds. (The same text whichever optional features are on, so
+    /// a fuzzer's seed means the same file in every build.)
     pub fn save(app: &App) -> String {
         let world = app.world();
         let registry = world.resource::<AppTypeRegistry>().read();
         let entities: Vec<Entity> = world.iter_entities().map(|e| e.id()).collect();
-        DynamicWorldBuilder::from_world(world, &registry)
-            .deny_resource::<Time<Real>>()
-            .deny_resource::<Time<Virtual>>()
-            .deny_resource::<Time<Fixed>>()
-            .deny_resource::<Time>()
+        let mut scene = DynamicWorldBuilder::from_world(world, &registry)
+            .allow_resource::<Gravity>()
+            .allow_resource::<SubstepCount>()
+            .allow_resource::<SolverConfig>()
+            .allow_resource::<XpbdIterations>()
+            .allow_resource::<SleepThreshold>()
+            .allow_resource::<ThreadUse>()
             .extract_entities(entities.into_iter())
             .extract_resources()
-            .build()
-            .serialize(&registry)
-            .unwrap()
+            .build();
+        // Entities with nothing the registry knows (Bevy's own, which depend on its features).
+        scene.entities.retain(|e| !e.components.is_empty());
+        scene.serialize(&registry).unwrap()
     }
 
     /// Reads the RON scene `text` with `app`'s type registry.
