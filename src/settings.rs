@@ -68,7 +68,7 @@ pub struct SolverConfig {
     pub restitution_threshold: Scalar,
     /// Contact tolerance, m: points closer than this count as touching, and the speculative
     /// margin is four times it. Default 0.005, at most
-    /// [`MAX_LINEAR_SLOP`](crate::validation::MAX_LINEAR_SLOP).
+    /// [`MAX_LINEAR_SLOP`].
     pub linear_slop: Scalar,
     /// The fastest a dynamic body may move, m/s: a faster one is slowed to it at the start of
     /// each substep, and the broad phase never looks further ahead than this speed carries
@@ -76,7 +76,7 @@ pub struct SolverConfig {
     /// were). Default 400, faster than sound (Box2D v3's `maximumLinearSpeed`). It bounds the
     /// work of a step: a body gone wild (an exploding joint, a velocity of 10³⁰ from a file)
     /// cannot reach every other body's neighbourhood in one step and make every pair a
-    /// candidate. Raise it (up to [`MAX_LINEAR_SPEED`](crate::validation::MAX_LINEAR_SPEED))
+    /// candidate. Raise it (up to [`MAX_LINEAR_SPEED`])
     /// for faster projectiles, or give them [`SweptCcd`](crate::solver::ccd::SweptCcd).
     pub max_linear_speed: Scalar,
 }

@@ -76,7 +76,7 @@
 //! | character casts per move ([`MoveAndSlideConfig::max_iterations`](crate::character::MoveAndSlideConfig::max_iterations)) | [`MAX_SLIDE_ITERATIONS`] (64), used as that | each is a shape cast |
 //! | debug circle segments (`PhysicsGizmos::circle_segments`) | [`MAX_CIRCLE_SEGMENTS`] (256), used as that | lines drawn per circle per frame |
 //! | contact tolerance ([`SolverConfig::linear_slop`](crate::SolverConfig::linear_slop)) | [`MAX_LINEAR_SLOP`] (0.1 m), with a warning | moving bodies' boxes grow by four times it |
-//! | speed limit ([`SolverConfig::max_linear_speed`](crate::SolverConfig::max_linear_speed)) | [`MAX_LINEAR_SPEED`] (10 km/s), with a warning | moving bodies' boxes cover their step's path |
+//! | speed limit ([`SolverConfig::max_linear_speed`](crate::SolverConfig#structfield.max_linear_speed)) | [`MAX_LINEAR_SPEED`] (10 km/s), with a warning | moving bodies' boxes cover their step's path |
 //! | hits of ray and shape casters (`max_hits` of [`RayCaster`](crate::spatial_query::RayCaster), [`ShapeCaster`](crate::spatial_query::ShapeCaster) and the [`SpatialQuery`](crate::spatial_query::SpatialQuery) methods) | the colliders the query finds | hits are only kept, never allocated ahead, so a huge `max_hits` costs nothing |
 //! | contact points per manifold | parry's generators make at most a few; more than four are reduced to four | no setting |
 //! | nesting of compounds in a file | one level (parts cannot be compounds) | the file form cannot express more, whatever the format's recursion limit |
@@ -124,7 +124,7 @@ pub const MAX_COMPOUND_PARTS: usize = 1 << 16;
 /// tolerance makes a dense pile's every neighbour a candidate.
 pub const MAX_LINEAR_SLOP: f32 = 0.1;
 
-/// The largest [`SolverConfig::max_linear_speed`](crate::SolverConfig::max_linear_speed),
+/// The largest [`SolverConfig::max_linear_speed`](crate::SolverConfig#structfield.max_linear_speed),
 /// m/s: a body's broad-phase box covers the path it may take in a step.
 pub const MAX_LINEAR_SPEED: f32 = 10_000.0;
 
