@@ -317,6 +317,8 @@ fn broken_meshes_hulls_fields_and_negative_or_huge_sizes_are_reported_and_ignore
             ),
             (RigidBody::Dynamic, Collider::cuboid(-1.0, 1.0, 1.0)),
             (RigidBody::Dynamic, Collider::capsule(-0.5, 1.0)),
+            // parry's cylinder asserts that its sizes are positive.
+            (RigidBody::Dynamic, Collider::cylinder(0.5, -1.0)),
             // Finite but absurd: its bounding sphere overflowed and panicked the broad phase.
             (RigidBody::Kinematic, Collider::cuboid(2e30, 0.2, 0.2)),
             (RigidBody::Static, Collider::sphere(2e6)),

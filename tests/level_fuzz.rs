@@ -508,15 +508,16 @@ fn mutated_level_files_load_and_step_without_panics_hangs_or_nan() {
         "{} failures: {failures:#?}",
         failures.len()
     );
-    if cfg!(feature = "parallel") {
+    if cfg!(feature = "parallel") && stepped > 0 {
         let now = impetus3d::schedule::PARALLEL_COUNTERS
             .parallel_stages
             .load(std::sync::atomic::Ordering::Relaxed);
         assert!(now > stages, "the cases' stages ran on the compute pool");
     }
-    // The mutations leave most files readable, so most cases exercise the engine.
+    // The mutations leave most files readable, so most cases exercise the engine (a replay
+    // of a few seeds may be refused).
     assert!(
-        stepped * 2 > cases as usize,
+        cases < 20 || stepped * 2 > cases as usize,
         "only {stepped} of {cases} cases loaded"
     );
 }

@@ -110,7 +110,7 @@ impl Collider {
 
     /// A cylinder along local Y of the given radius and full height.
     pub fn cylinder(radius: Scalar, height: Scalar) -> Self {
-        SharedShape::cylinder(height * 0.5, radius).into()
+        SharedShape::new(super::shape_checks::cylinder(height * 0.5, radius)).into()
     }
 
     /// The convex hull of `points`, or `None` if the points are degenerate (fewer than four,

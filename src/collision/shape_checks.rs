@@ -3,7 +3,7 @@
 //! size matches their samples, hulls with points), finite and non-negative sizes, a usable
 //! extent, and the caps of the [validation table](crate::validation).
 
-use parry3d::shape::{Shape, TypedShape};
+use parry3d::shape::{Cylinder, Shape, TypedShape};
 
 use crate::math::{Quaternion, Scalar, Vector};
 use crate::validation::{
@@ -238,4 +238,14 @@ pub(crate) fn part_pose_problem(
     }
     (!translation.is_finite() || !crate::math::is_finite_quat(rotation))
         .then(|| "its pose is not finite".to_string())
+}
+
+/// A cylinder of any sizes: parry's `Cylinder::new` asserts that they are positive (a panic
+/// from a level file), so it is built directly and [`shape_problem`] reports bad sizes like
+/// those of any other shape.
+pub(crate) fn cylinder(half_height: Scalar, radius: Scalar) -> Cylinder {
+    Cylinder {
+        half_height,
+        radius,
+    }
 }

@@ -35,10 +35,11 @@
 //! so: a part's shape has no `Compound`, so nesting in a file is one level deep whatever the
 //! format's own recursion limit.
 
-use parry3d::shape::{Shape, SharedShape, TriMeshFlags, TypedShape};
+use parry3d::shape::{RoundShape, Shape, SharedShape, TriMeshFlags, TypedShape};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::collider::Collider;
+use super::shape_checks::cylinder;
 use crate::math::{Quaternion, Scalar, Vector};
 
 /// A shape as data; `Part` is the shape of a compound's parts.
@@ -225,7 +226,7 @@ impl<Part: PartData> PartData for ShapeData<Part> {
             Self::Cylinder {
                 half_height,
                 radius,
-            } => SharedShape::cylinder(half_height, radius).into(),
+            } => SharedShape::new(cylinder(half_height, radius)).into(),
             Self::Cone {
                 half_height,
                 radius,
@@ -241,7 +242,11 @@ impl<Part: PartData> PartData for ShapeData<Part> {
                 half_height,
                 radius,
                 border_radius,
-            } => SharedShape::round_cylinder(half_height, radius, border_radius).into(),
+            } => SharedShape::new(RoundShape {
+                inner_shape: cylinder(half_height, radius),
+                border_radius,
+            })
+            .into(),
             Self::RoundCone {
                 half_height,
                 radius,
@@ -370,6 +375,8 @@ mod tests {
         assert!(read("Heightfield(heights: [[0, 0], [0]], scale: (1, 1, 1))").is_some());
         assert!(read("Cuboid(half_extents: (1, NaN, 1))").is_some());
         assert!(read("Sphere(radius: -1)").is_some());
+        assert!(read("Cylinder(half_height: 1, radius: -0.5)").is_some());
+        assert!(read("RoundCylinder(half_height: -1, radius: 0.5, border_radius: 0.1)").is_some());
         let zero_part = "Compound(parts: [((0, 0, 0), (0, 0, 0, 1), Sphere(radius: 0))])";
         assert!(read(zero_part).unwrap().contains("at least one valid part"));
     }
