@@ -1,147 +1,220 @@
-//! The same scenes in impetus3d, bevy_rapier3d 0.36 and avian3d 0.7, stepped headless one
-//! physics step per `App::update`, and engine-independent quality metrics read from each body's
-//! `Transform` (all three engines write their poses back to `Transform` every step).
+//! The same scenes in impetus3d, bevy_rapier3d 0.36, avian3d 0.7, rapier3d 0.36 (without Bevy)
+//! and Box3D (through boxddd 0.4, the binding under bevy_boxddd), stepped one physics step at a
+//! time, and engine-independent behaviour metrics read from each body's pose.
 //!
-//! Each scene is one generic function ([`pyramid`], [`pile`], [`joint_grid`], [`chain`],
-//! [`free_balls`]) built on the handful of primitives of the [`Backend`] trait (a ground, a cube,
-//! a ball, a spherical joint, ...), which each engine implements with its own components. So the
-//! scenes are the same in every engine by construction: same shapes, positions, anchors,
-//! timestep, no sleeping. [`SceneKind`] names the timed scenes and their timing windows.
+//! A scene is built once, as data, on the handful of primitives of the [`Sim`] trait (a body
+//! with a [`Shape`], a spherical or revolute joint), which each engine implements with its own
+//! API (see [`engines`]). So the scenes are the same in every engine by construction: same
+//! shapes, positions, anchors, timestep, no sleeping. [`SceneKind`] names the timed scenes and
+//! their timing windows; [`scenes`] builds them.
 //!
 //! Settings (see the README for the full list): every engine at its defaults except
 //!
-//! - the timestep: 1/60 s for every scene in every engine, one physics step per update
-//!   (impetus3d and avian3d: `Time<Fixed>` = 1/60 s in `FixedPostUpdate`, their default
-//!   schedule; bevy_rapier3d: `TimestepMode::Fixed { dt: 1/60, substeps: 1 }` in `PostUpdate`,
-//!   its default schedule), driven by `TimeUpdateStrategy::ManualDuration(1/60 s)`;
-//! - sleeping disabled on every dynamic body (impetus3d / avian3d `SleepingDisabled`,
-//!   bevy_rapier3d `Sleeping::disabled()`), so a resting scene costs its full price;
-//! - the joint grid's balls collide with nothing (impetus3d / avian3d `CollisionLayers::NONE`,
-//!   bevy_rapier3d `CollisionGroups::new(Group::NONE, Group::NONE)`).
+//! - the timestep: 1/60 s for every scene in every engine, one physics step per
+//!   [`Sim::step`] (impetus3d and avian3d: `Time<Fixed>` = 1/60 s in `FixedPostUpdate`, their
+//!   default schedule; bevy_rapier3d: `TimestepMode::Fixed { dt: 1/60, substeps: 1 }` in
+//!   `PostUpdate`, its default schedule, all three driven by
+//!   `TimeUpdateStrategy::ManualDuration(1/60 s)`; rapier3d: `PhysicsWorld::step` with its
+//!   default `IntegrationParameters`, whose `dt` is 1/60 s; Box3D: `World::step(1/60, 4)`, the
+//!   four substeps its samples use);
+//! - sleeping disabled on every dynamic body;
+//! - bodies joined by a joint never collide with each other, in every engine (rapier's joints
+//!   collide by default, the others' do not);
+//! - the joint grid's balls collide with nothing.
 //!
 //! Engine defaults that differ and are left alone: substeps / iterations (impetus3d 4 substeps;
-//! avian3d 6 substeps; rapier 1 step with 4 solver iterations, each with one internal PGS and one
-//! stabilisation iteration), collider density (impetus3d 1000 kg/m³, the others 1 kg/m³; it
-//! cancels out in these scenes, where every dynamic body has the same mass), contact softness.
+//! avian3d 6 substeps; rapier 1 step with 4 solver iterations; Box3D 4 substeps), collider
+//! density (impetus3d 1000 kg/m³, the others 1 kg/m³; it cancels out, every body of a scene has
+//! the same density), friction and restitution, contact softness.
 //!
-//! Threads: every app is built with `MinimalPlugins`, whose `TaskPoolPlugin` creates Bevy's
-//! process-wide task pools on the first app only. [`init_task_pools`] creates them first, with a
-//! chosen number of compute threads; it matters only in a build with the `parallel` feature
-//! (`impetus3d/parallel`, which gives the pools real threads; Bevy's executor stays
-//! single-threaded for every engine).
+//! Threads: the Bevy engines' apps are built with `MinimalPlugins`, whose `TaskPoolPlugin`
+//! creates Bevy's process-wide task pools on the first app only. [`init_task_pools`] creates
+//! them first, with a chosen number of compute threads; it matters only in a build with the
+//! `parallel` feature. rapier3d is built without its `parallel` feature and Box3D's world has
+//! no task system: both run on the calling thread.
 
 #![warn(missing_docs)]
 
-use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use bevy::app::TaskPoolOptions;
-use bevy::prelude::*;
+use bevy::math::{IVec3, Quat, Vec3};
 use bevy::tasks::ComputeTaskPool;
-use bevy::time::TimeUpdateStrategy;
-use bevy::transform::StaticTransformOptimizations;
+
+pub mod engines;
+pub mod scenes;
+
+pub use scenes::{SceneKind, free_fall, resting_chain};
 
 /// Physics step for every scene and every engine, s.
 pub const DT: f64 = 1.0 / 60.0;
 
-/// One of the three engines.
+/// One of the engines compared.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Engine {
     /// impetus3d, this repository (by path).
     Impetus,
     /// bevy_rapier3d 0.36.0.
-    Rapier,
+    BevyRapier,
     /// avian3d 0.7.0.
     Avian,
+    /// rapier3d 0.36.1, driven directly without Bevy.
+    Rapier,
+    /// Box3D, through boxddd 0.4 without Bevy.
+    Box3d,
 }
 
 impl Engine {
-    /// All three, in the order the tables list them.
-    pub const ALL: [Engine; 3] = [Engine::Impetus, Engine::Rapier, Engine::Avian];
+    /// All of them, in the order the tables list them.
+    pub const ALL: [Engine; 5] = [
+        Engine::Impetus,
+        Engine::BevyRapier,
+        Engine::Avian,
+        Engine::Rapier,
+        Engine::Box3d,
+    ];
 
-    /// The crate name, used as the bench id and column header.
+    /// The name used as the bench id and column header.
     pub fn name(self) -> &'static str {
         match self {
             Engine::Impetus => "impetus3d",
-            Engine::Rapier => "bevy_rapier3d",
+            Engine::BevyRapier => "bevy_rapier3d",
             Engine::Avian => "avian3d",
+            Engine::Rapier => "rapier3d",
+            Engine::Box3d => "box3d",
         }
     }
 
-    /// Parses a crate name or a short name (`impetus`, `rapier`, `avian`).
+    /// Parses a name or a short name (`impetus`, `bevy_rapier`, `avian`, `rapier`, `box3d`).
     pub fn parse(name: &str) -> Option<Engine> {
         match name {
             "impetus3d" | "impetus" => Some(Engine::Impetus),
-            "bevy_rapier3d" | "rapier" | "rapier3d" => Some(Engine::Rapier),
+            "bevy_rapier3d" | "bevy_rapier" => Some(Engine::BevyRapier),
             "avian3d" | "avian" => Some(Engine::Avian),
+            "rapier3d" | "rapier" => Some(Engine::Rapier),
+            "box3d" | "boxddd" => Some(Engine::Box3d),
             _ => None,
         }
     }
 }
 
-/// A spherical joint as the scene defined it: body `a`'s local anchor must meet body `b`'s.
+/// A collider shape, as a scene describes it. Capsules and cylinders are along local Y.
+#[derive(Clone, Debug)]
+pub enum Shape {
+    /// A box of the given half extents.
+    Cuboid(Vec3),
+    /// A sphere of the given radius.
+    Ball(f32),
+    /// A capsule: a segment of `2 × half_height` along Y, swept by `radius`.
+    Capsule {
+        /// Half the length of the segment, m.
+        half_height: f32,
+        /// m.
+        radius: f32,
+    },
+    /// A cylinder of height `2 × half_height` along Y (Box3D: a 16-sided prism, it has no
+    /// round cylinder).
+    Cylinder {
+        /// m.
+        half_height: f32,
+        /// m.
+        radius: f32,
+    },
+    /// The convex hull of these points.
+    Hull(Vec<Vec3>),
+    /// Boxes (centre, half extents) fixed together in one body, unrotated.
+    Boxes(Vec<(Vec3, Vec3)>),
+    /// A triangle mesh (static bodies only).
+    Trimesh {
+        /// The vertices, in the body's frame.
+        vertices: Vec<Vec3>,
+        /// Counter-clockwise seen from outside (the side bodies rest on).
+        triangles: Vec<[u32; 3]>,
+    },
+}
+
+/// How a body moves.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Motion {
+    /// Never moves.
+    Static,
+    /// Simulated, never sleeping.
+    Dynamic,
+    /// Moves at its velocities, pushes dynamic bodies and is never pushed.
+    Kinematic,
+}
+
+/// A body as a scene describes it.
+#[derive(Clone, Debug)]
+pub struct BodyDef {
+    /// Its collider, if any.
+    pub shape: Option<Shape>,
+    /// World position of its origin.
+    pub position: Vec3,
+    /// World rotation.
+    pub rotation: Quat,
+    /// How it moves.
+    pub motion: Motion,
+    /// Whether it collides at all.
+    pub collides: bool,
+    /// Initial linear velocity, m/s.
+    pub linear_velocity: Vec3,
+    /// Initial angular velocity, rad/s.
+    pub angular_velocity: Vec3,
+}
+
+impl BodyDef {
+    /// A body of `shape` at `position`, unrotated, at rest, colliding.
+    pub fn new(motion: Motion, shape: Shape, position: Vec3) -> Self {
+        Self {
+            shape: Some(shape),
+            position,
+            rotation: Quat::IDENTITY,
+            motion,
+            collides: true,
+            linear_velocity: Vec3::ZERO,
+            angular_velocity: Vec3::ZERO,
+        }
+    }
+}
+
+/// The kind of a joint.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum JointKind {
+    /// A ball-and-socket joint.
+    Spherical,
+    /// A hinge about this axis, the same in both bodies' frames.
+    Revolute(Vec3),
+}
+
+/// A joint as the scene defined it: body `a`'s local anchor must meet body `b`'s. Bodies joined
+/// by a joint do not collide with each other.
 #[derive(Clone, Copy, Debug)]
-pub struct JointSpec {
-    /// The first body.
-    pub a: Entity,
+pub struct JointDef {
+    /// The kind of joint.
+    pub kind: JointKind,
+    /// The first body (a handle from [`Sim::add_body`]).
+    pub a: usize,
     /// The second body.
-    pub b: Entity,
+    pub b: usize,
     /// The anchor in `a`'s local frame.
     pub anchor_a: Vec3,
     /// The anchor in `b`'s local frame.
     pub anchor_b: Vec3,
 }
 
-/// A built scene: its app (every further `update` is one physics step of [`DT`]), the dynamic
-/// bodies with their spawn positions, and the joints.
-pub struct Scene {
-    /// The headless app; every `update` is one physics step.
-    pub app: App,
-    /// The engine the scene is built in.
-    pub engine: Engine,
-    /// The dynamic bodies, in spawn order, with their spawn positions.
-    pub bodies: Vec<(Entity, Vec3)>,
-    /// The joints, as the scene defined them.
-    pub joints: Vec<JointSpec>,
-    /// The chain's static anchor body, if any.
-    pub anchor: Option<Entity>,
-}
-
-/// The scene primitives, one implementation per engine.
-pub trait Backend {
-    /// A headless app (`MinimalPlugins` + the engine) in which every further `update` is one
-    /// physics step of [`DT`]; the first update has already run.
-    fn app() -> App;
-    /// A static box of full size `size` (m) centred on the y axis whose top face is at y = 0.
-    fn ground(world: &mut World, size: Vec3);
-    /// A dynamic unit cube that never sleeps.
-    fn cube(world: &mut World, position: Vec3) -> Entity;
-    /// A ball of `radius`; static or dynamic (never sleeping); colliding with everything or
-    /// with nothing.
-    fn ball(
-        world: &mut World,
-        position: Vec3,
-        radius: f32,
-        dynamic: bool,
-        collides: bool,
-    ) -> Entity;
-    /// A static body without a collider.
-    fn anchor(world: &mut World, position: Vec3) -> Entity;
-    /// A spherical joint between `a` and `b` at the given local anchors.
-    fn spherical(world: &mut World, a: Entity, b: Entity, anchor_a: Vec3, anchor_b: Vec3);
-    /// Sets a dynamic body's linear velocity.
-    fn kick(world: &mut World, body: Entity, velocity: Vec3);
-}
-
-/// A headless app with `MinimalPlugins` stepping by exactly [`DT`] per update.
-fn minimal_app() -> App {
-    let mut app = App::new();
-    app.add_plugins(MinimalPlugins)
-        .insert_resource(Time::<Fixed>::from_seconds(DT))
-        .insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_secs_f64(
-            DT,
-        )));
-    app
+/// One engine's world, built through these primitives and stepped one step of [`DT`] at a
+/// time. Bodies are named by the handle `add_body` returns: their index in the order they were
+/// added.
+pub trait Sim {
+    /// Adds a body and returns its handle.
+    fn add_body(&mut self, body: &BodyDef) -> usize;
+    /// Adds a joint between two bodies already added.
+    fn add_joint(&mut self, joint: &JointDef);
+    /// Runs one physics step of [`DT`].
+    fn step(&mut self);
+    /// A body's pose after the last step.
+    fn pose(&self, body: usize) -> (Vec3, Quat);
 }
 
 /// Creates Bevy's process-wide task pools (IO, async compute, compute) before the first app is
@@ -184,572 +257,103 @@ pub fn process_cpu_time() -> Duration {
 /// `bevy_tasks/multi_threaded`, the pools' threads, for the whole binary).
 pub const PARALLEL_BUILD: bool = cfg!(feature = "parallel");
 
-/// What `App::run` does before its first update and a hand-stepped app must do itself: finish
-/// and clean up the plugins, then run the first (empty) update.
-fn finish_and_update(app: &mut App) {
-    app.finish();
-    app.cleanup();
-    app.update();
+/// A built scene: its world, the dynamic bodies with their spawn positions, and the joints.
+pub struct Scene {
+    /// The engine's world; every [`Sim::step`] is one physics step.
+    pub sim: Box<dyn Sim>,
+    /// The engine the scene is built in.
+    pub engine: Engine,
+    /// The dynamic bodies, in spawn order, with their spawn positions.
+    pub bodies: Vec<(usize, Vec3)>,
+    /// The joints, as the scene defined them.
+    pub joints: Vec<JointDef>,
+    /// The chain's static anchor body, if any.
+    pub anchor: Option<usize>,
 }
 
-/// impetus3d's implementation of the scene primitives.
-pub mod impetus {
-    use super::*;
-    use impetus3d::prelude as ip;
-    use impetus3d::prelude::Joint as _;
-
-    /// The impetus3d [`Backend`].
-    pub struct Impetus;
-
-    impl Backend for Impetus {
-        fn app() -> App {
-            let mut app = minimal_app();
-            // Default plugin: steps in FixedPostUpdate by Time<Fixed>'s timestep, 4 substeps.
-            app.add_plugins(ip::PhysicsPlugin::default());
-            finish_and_update(&mut app);
-            app
-        }
-        fn ground(world: &mut World, size: Vec3) {
-            world.spawn((
-                ip::RigidBody::Static,
-                ip::Collider::cuboid(size.x, size.y, size.z),
-                Transform::from_xyz(0.0, -0.5 * size.y, 0.0),
-            ));
-        }
-        fn cube(world: &mut World, position: Vec3) -> Entity {
-            world
-                .spawn((
-                    ip::RigidBody::Dynamic,
-                    ip::Collider::cuboid(1.0, 1.0, 1.0),
-                    ip::SleepingDisabled,
-                    Transform::from_translation(position),
-                ))
-                .id()
-        }
-        fn ball(
-            world: &mut World,
-            position: Vec3,
-            radius: f32,
-            dynamic: bool,
-            collides: bool,
-        ) -> Entity {
-            let mut e = world.spawn((
-                ip::Collider::sphere(radius),
-                Transform::from_translation(position),
-            ));
-            if dynamic {
-                e.insert((ip::RigidBody::Dynamic, ip::SleepingDisabled));
-            } else {
-                e.insert(ip::RigidBody::Static);
-            }
-            if !collides {
-                e.insert(ip::CollisionLayers::NONE);
-            }
-            e.id()
-        }
-        fn anchor(world: &mut World, position: Vec3) -> Entity {
-            world
-                .spawn((ip::RigidBody::Static, Transform::from_translation(position)))
-                .id()
-        }
-        fn spherical(world: &mut World, a: Entity, b: Entity, anchor_a: Vec3, anchor_b: Vec3) {
-            world.spawn(
-                ip::SphericalJoint::new(a, b)
-                    .with_local_anchor_1(anchor_a)
-                    .with_local_anchor_2(anchor_b),
-            );
-        }
-        fn kick(world: &mut World, body: Entity, velocity: Vec3) {
-            world.entity_mut(body).insert(ip::LinearVelocity(velocity));
-        }
-    }
+/// The time each step of a run took, and the process CPU time of the whole run.
+pub struct StepTimes {
+    /// Wall-clock time of each step, in order.
+    pub steps: Vec<Duration>,
+    /// CPU time of the whole process (every thread) over the run.
+    pub cpu: Duration,
 }
 
-/// bevy_rapier3d's implementation of the scene primitives.
-pub mod rapier {
-    use super::*;
-    use bevy_rapier3d::prelude as rp;
-
-    /// The bevy_rapier3d [`Backend`].
-    pub struct Rapier;
-
-    impl Backend for Rapier {
-        fn app() -> App {
-            let mut app = minimal_app();
-            // Default plugin: runs in PostUpdate (every update). `TimestepMode::Fixed` with one
-            // substep makes every update exactly one rapier step of DT (the default,
-            // `Variable`, would step by the frame's delta, which here is also DT; Fixed makes
-            // it explicit). Everything else (IntegrationParameters) is rapier's default.
-            app.add_plugins(rp::RapierPhysicsPlugin::<rp::NoUserData>::default())
-                .insert_resource(rp::TimestepMode::Fixed {
-                    dt: DT as f32,
-                    substeps: 1,
-                })
-                // bevy_rapier adds Bevy's `propagate_parent_transforms` to its own sets. With
-                // `bevy/multi_threaded` (which no build of this binary turns on; a user's might)
-                // that system is the parallel variant, which reads this resource, normally
-                // inserted by `TransformPlugin` (not part of `MinimalPlugins`): without it, the
-                // first update panics. `Disabled` propagates every tree like the serial variant
-                // does; no rapier body in these scenes has a child with a `Transform` anyway.
-                .insert_resource(StaticTransformOptimizations::Disabled);
-            finish_and_update(&mut app);
-            app
-        }
-        fn ground(world: &mut World, size: Vec3) {
-            // Rapier's cuboid takes half-extents.
-            let half = 0.5 * size;
-            world.spawn((
-                rp::RigidBody::Fixed,
-                rp::Collider::cuboid(half.x, half.y, half.z),
-                Transform::from_xyz(0.0, -half.y, 0.0),
-            ));
-        }
-        fn cube(world: &mut World, position: Vec3) -> Entity {
-            world
-                .spawn((
-                    rp::RigidBody::Dynamic,
-                    rp::Collider::cuboid(0.5, 0.5, 0.5),
-                    rp::Sleeping::disabled(),
-                    Transform::from_translation(position),
-                ))
-                .id()
-        }
-        fn ball(
-            world: &mut World,
-            position: Vec3,
-            radius: f32,
-            dynamic: bool,
-            collides: bool,
-        ) -> Entity {
-            let mut e = world.spawn((
-                rp::Collider::ball(radius),
-                Transform::from_translation(position),
-            ));
-            if dynamic {
-                e.insert((rp::RigidBody::Dynamic, rp::Sleeping::disabled()));
-            } else {
-                e.insert(rp::RigidBody::Fixed);
-            }
-            if !collides {
-                e.insert(rp::CollisionGroups::new(rp::Group::NONE, rp::Group::NONE));
-            }
-            e.id()
-        }
-        fn anchor(world: &mut World, position: Vec3) -> Entity {
-            world
-                .spawn((rp::RigidBody::Fixed, Transform::from_translation(position)))
-                .id()
-        }
-        fn spherical(world: &mut World, a: Entity, b: Entity, anchor_a: Vec3, anchor_b: Vec3) {
-            // An `ImpulseJoint` sits on (a child of) its second body and names its first: a
-            // body with several joints carries them on child entities.
-            let joint = rp::SphericalJointBuilder::new()
-                .local_anchor1(anchor_a)
-                .local_anchor2(anchor_b);
-            world.spawn((rp::ImpulseJoint::new(a, joint), ChildOf(b)));
-        }
-        fn kick(world: &mut World, body: Entity, velocity: Vec3) {
-            world
-                .entity_mut(body)
-                .insert(rp::Velocity::linear(velocity));
-        }
-    }
-}
-
-/// avian3d's implementation of the scene primitives.
-pub mod avian {
-    use super::*;
-    use avian3d::prelude as av;
-
-    /// The avian3d [`Backend`].
-    pub struct Avian;
-
-    impl Backend for Avian {
-        fn app() -> App {
-            let mut app = minimal_app();
-            // Default plugins: step in FixedPostUpdate by Time<Fixed>'s timestep, 6 substeps,
-            // XPBD joints. (Avian registers its diagnostics resources in `Plugin::finish`,
-            // which `finish_and_update` runs: without it the first physics step panics.)
-            app.add_plugins(av::PhysicsPlugins::default());
-            finish_and_update(&mut app);
-            app
-        }
-        fn ground(world: &mut World, size: Vec3) {
-            world.spawn((
-                av::RigidBody::Static,
-                av::Collider::cuboid(size.x, size.y, size.z),
-                Transform::from_xyz(0.0, -0.5 * size.y, 0.0),
-            ));
-        }
-        fn cube(world: &mut World, position: Vec3) -> Entity {
-            world
-                .spawn((
-                    av::RigidBody::Dynamic,
-                    av::Collider::cuboid(1.0, 1.0, 1.0),
-                    av::SleepingDisabled,
-                    Transform::from_translation(position),
-                ))
-                .id()
-        }
-        fn ball(
-            world: &mut World,
-            position: Vec3,
-            radius: f32,
-            dynamic: bool,
-            collides: bool,
-        ) -> Entity {
-            let mut e = world.spawn((
-                av::Collider::sphere(radius),
-                Transform::from_translation(position),
-            ));
-            if dynamic {
-                e.insert((av::RigidBody::Dynamic, av::SleepingDisabled));
-            } else {
-                e.insert(av::RigidBody::Static);
-            }
-            if !collides {
-                e.insert(av::CollisionLayers::NONE);
-            }
-            e.id()
-        }
-        fn anchor(world: &mut World, position: Vec3) -> Entity {
-            world
-                .spawn((av::RigidBody::Static, Transform::from_translation(position)))
-                .id()
-        }
-        fn spherical(world: &mut World, a: Entity, b: Entity, anchor_a: Vec3, anchor_b: Vec3) {
-            world.spawn(
-                av::SphericalJoint::new(a, b)
-                    .with_local_anchor1(anchor_a)
-                    .with_local_anchor2(anchor_b),
-            );
-        }
-        fn kick(world: &mut World, body: Entity, velocity: Vec3) {
-            world.entity_mut(body).insert(av::LinearVelocity(velocity));
-        }
-    }
-}
-
-fn engine_of<B: Backend + 'static>() -> Engine {
-    let id = std::any::TypeId::of::<B>();
-    if id == std::any::TypeId::of::<impetus::Impetus>() {
-        Engine::Impetus
-    } else if id == std::any::TypeId::of::<rapier::Rapier>() {
-        Engine::Rapier
-    } else {
-        Engine::Avian
-    }
-}
-
-fn empty_scene<B: Backend + 'static>() -> Scene {
-    Scene {
-        app: B::app(),
-        engine: engine_of::<B>(),
-        bodies: Vec::new(),
-        joints: Vec::new(),
-        anchor: None,
-    }
-}
-
-/// The ground of the pyramid (base 20) and the pile: 200 × 1 × 200 m.
-pub const GROUND: Vec3 = Vec3::new(200.0, 1.0, 200.0);
-
-/// The ground of the large pyramid (base 100), as in Box3D's benchmark: 400 × 2 × 400 m.
-pub const LARGE_GROUND: Vec3 = Vec3::new(400.0, 2.0, 400.0);
-
-/// Scenes 1 and 2: a one-layer pyramid of `base` rows of unit cubes (rows of `base`, `base` − 1,
-/// …, 1: 210 cubes for a base of 20, 5050 for a base of 100) on a static `ground` box (full size,
-/// top face at y = 0), symmetric about x = 0, in the plane z = 0, cubes exactly touching. The
-/// last body is the top cube.
-pub fn pyramid<B: Backend + 'static>(base: usize, ground: Vec3) -> Scene {
-    let mut scene = empty_scene::<B>();
-    let world = scene.app.world_mut();
-    B::ground(world, ground);
-    for row in 0..base {
-        let count = base - row;
-        for i in 0..count {
-            let position = Vec3::new(i as f32 - 0.5 * (count - 1) as f32, 0.5 + row as f32, 0.0);
-            let cube = B::cube(world, position);
-            scene.bodies.push((cube, position));
-        }
-    }
-    scene
-}
-
-/// Scene 3: an `n × n × n` grid of unit cubes 1.1 m apart, its bottom layer's centres 3.5 m above
-/// the [`GROUND`], dropped.
-pub fn pile<B: Backend + 'static>(n: usize) -> Scene {
-    let mut scene = empty_scene::<B>();
-    let world = scene.app.world_mut();
-    B::ground(world, GROUND);
-    let offset = 0.5 * (n - 1) as f32 * 1.1;
-    for i in 0..n {
-        for j in 0..n {
-            for k in 0..n {
-                let position = Vec3::new(
-                    i as f32 * 1.1 - offset,
-                    3.5 + j as f32 * 1.1,
-                    k as f32 * 1.1 - offset,
-                );
-                let cube = B::cube(world, position);
-                scene.bodies.push((cube, position));
-            }
-        }
-    }
-    scene
-}
-
-/// Scene 4: an `n × n` grid of balls (radius 0.4 m, 1 m apart in the vertical x–y plane,
-/// colliding with nothing), each joined to its right and lower neighbours by a spherical joint
-/// with anchors ±0.5 m; the two top corners are static; no ground.
-pub fn joint_grid<B: Backend + 'static>(n: usize) -> Scene {
-    let mut scene = empty_scene::<B>();
-    let world = scene.app.world_mut();
-    let mut balls = Vec::with_capacity(n * n);
-    for row in 0..n {
-        for column in 0..n {
-            let corner = row == 0 && (column == 0 || column == n - 1);
-            let position = Vec3::new(column as f32, -(row as f32), 0.0);
-            let ball = B::ball(world, position, 0.4, !corner, false);
-            if !corner {
-                scene.bodies.push((ball, position));
-            }
-            balls.push(ball);
-        }
-    }
-    for row in 0..n {
-        for column in 0..n {
-            let here = balls[row * n + column];
-            let mut join = |other: Entity, anchor_a: Vec3, anchor_b: Vec3| {
-                B::spherical(world, here, other, anchor_a, anchor_b);
-                scene.joints.push(JointSpec {
-                    a: here,
-                    b: other,
-                    anchor_a,
-                    anchor_b,
-                });
-            };
-            if column + 1 < n {
-                join(
-                    balls[row * n + column + 1],
-                    Vec3::new(0.5, 0.0, 0.0),
-                    Vec3::new(-0.5, 0.0, 0.0),
-                );
-            }
-            if row + 1 < n {
-                join(
-                    balls[(row + 1) * n + column],
-                    Vec3::new(0.0, -0.5, 0.0),
-                    Vec3::new(0.0, 0.5, 0.0),
-                );
-            }
-        }
-    }
-    scene
-}
-
-/// Scene 5: `links` balls (radius 0.25 m, colliding normally) whose centres are 1 m apart straight
-/// below a static anchor body at the origin, each joined to the one above (the first to the
-/// anchor) by a spherical joint with anchors ±0.5 m; no ground. With `kick`, the last link
-/// starts at 5 m/s sideways so the chain keeps swinging (the timing scene); without, it hangs
-/// at rest (the stretch measurement).
-pub fn chain<B: Backend + 'static>(links: usize, kick: bool) -> Scene {
-    let mut scene = empty_scene::<B>();
-    let world = scene.app.world_mut();
-    let anchor = B::anchor(world, Vec3::ZERO);
-    scene.anchor = Some(anchor);
-    let mut previous = anchor;
-    let up = Vec3::new(0.0, 0.5, 0.0);
-    for i in 0..links {
-        let position = Vec3::new(0.0, -(i as f32 + 1.0), 0.0);
-        let link = B::ball(world, position, 0.25, true, true);
-        if kick && i == links - 1 {
-            B::kick(world, link, Vec3::new(5.0, 0.0, 0.0));
-        }
-        B::spherical(world, previous, link, -up, up);
-        scene.joints.push(JointSpec {
-            a: previous,
-            b: link,
-            anchor_a: -up,
-            anchor_b: up,
-        });
-        scene.bodies.push((link, position));
-        previous = link;
-    }
-    scene
-}
-
-/// Scene 6: a 3D grid of `counts.x × counts.y × counts.z` dynamic balls of radius 0.5 m,
-/// colliding normally, `spacing` m apart (centre to centre) with the lowest layer's centres at
-/// [`FREE_BALLS_BOTTOM`], no ground: all fall freely under gravity, side by side, and never
-/// touch (with a spacing of 3 m, the gaps between their bounding boxes are 2 m). What it costs is
-/// the per-body work of a step: integration, broad-phase updates, writing poses back.
-pub fn free_balls<B: Backend + 'static>(counts: UVec3, spacing: f32) -> Scene {
-    let mut scene = empty_scene::<B>();
-    let world = scene.app.world_mut();
-    let centre = 0.5 * (counts.as_vec3() - Vec3::ONE) * spacing;
-    for i in 0..counts.x {
-        for j in 0..counts.y {
-            for k in 0..counts.z {
-                let position = Vec3::new(
-                    i as f32 * spacing - centre.x,
-                    FREE_BALLS_BOTTOM + j as f32 * spacing,
-                    k as f32 * spacing - centre.z,
-                );
-                let ball = B::ball(world, position, 0.5, true, true);
-                scene.bodies.push((ball, position));
-            }
-        }
-    }
-    scene
-}
-
-/// Height of the lowest layer of [`free_balls`], m.
-pub const FREE_BALLS_BOTTOM: f32 = 10.0;
-
-/// The timed scenes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SceneKind {
-    /// [`pyramid`] of base 20 (210 cubes) on the 200 × 1 × 200 m [`GROUND`].
-    Pyramid,
-    /// [`pyramid`] of base 100 (5050 cubes) on the 400 × 2 × 400 m [`LARGE_GROUND`] (Box3D's
-    /// large-pyramid benchmark).
-    LargePyramid,
-    /// [`pile`] of 16 × 16 × 16 = 4096 cubes.
-    Pile,
-    /// [`joint_grid`] of 40 × 40 balls, 3120 joints.
-    JointGrid,
-    /// [`chain`] of 100 links, the last kicked sideways so it keeps swinging.
-    Chain,
-    /// [`chain`] of 100 links hanging at rest (the stretch measurement).
-    ChainAtRest,
-    /// [`free_balls`]: 25 × 16 × 25 = 10,000 balls 3 m apart in free fall.
-    Free10k,
-}
-
-impl SceneKind {
-    /// Every timed scene, in the order the tables list them.
-    pub const ALL: [SceneKind; 7] = [
-        SceneKind::Pyramid,
-        SceneKind::LargePyramid,
-        SceneKind::Pile,
-        SceneKind::JointGrid,
-        SceneKind::Chain,
-        SceneKind::ChainAtRest,
-        SceneKind::Free10k,
-    ];
-
-    /// The short name used on the command line, in bench ids and in the summary table.
-    pub fn name(self) -> &'static str {
-        match self {
-            SceneKind::Pyramid => "pyramid",
-            SceneKind::LargePyramid => "large_pyramid",
-            SceneKind::Pile => "pile",
-            SceneKind::JointGrid => "grid",
-            SceneKind::Chain => "chain",
-            SceneKind::ChainAtRest => "chain_at_rest",
-            SceneKind::Free10k => "free10k",
-        }
+impl StepTimes {
+    /// The whole run's wall-clock time.
+    pub fn total(&self) -> Duration {
+        self.steps.iter().sum()
     }
 
-    /// Builds the scene in `engine`.
-    pub fn build(self, engine: Engine) -> Scene {
-        match engine {
-            Engine::Impetus => self.build_in::<impetus::Impetus>(),
-            Engine::Rapier => self.build_in::<rapier::Rapier>(),
-            Engine::Avian => self.build_in::<avian::Avian>(),
-        }
-    }
-
-    fn build_in<B: Backend + 'static>(self) -> Scene {
-        match self {
-            SceneKind::Pyramid => pyramid::<B>(20, GROUND),
-            SceneKind::LargePyramid => pyramid::<B>(100, LARGE_GROUND),
-            SceneKind::Pile => pile::<B>(16),
-            SceneKind::JointGrid => joint_grid::<B>(40),
-            SceneKind::Chain => chain::<B>(100, true),
-            SceneKind::ChainAtRest => chain::<B>(100, false),
-            SceneKind::Free10k => free_balls::<B>(UVec3::new(25, 16, 25), 3.0),
-        }
-    }
-
-    /// `(warm_up, end)`: the steps run untimed after building the scene, and the step at which
-    /// timing stops, so that every engine is timed over the same window of the scene's life
-    /// (steps `warm_up + 1 ..= end`). The binary measures quality at `end`; the criterion bench
-    /// starts over from a freshly built scene when it reaches `end`.
-    pub fn timing_window(self) -> (usize, usize) {
-        match self {
-            SceneKind::Pyramid => (5, 600),
-            SceneKind::LargePyramid => (5, 200),
-            SceneKind::Pile => (60, 300),
-            SceneKind::JointGrid => (10, 300),
-            SceneKind::Chain => (10, 610),
-            SceneKind::ChainAtRest => (10, 600),
-            SceneKind::Free10k => (5, 125),
-        }
-    }
-
-    /// The number of timed steps, `end − warm_up`.
-    pub fn timed_steps(self) -> usize {
-        let (warm_up, end) = self.timing_window();
-        end - warm_up
-    }
-}
-
-/// Builds the chain that hangs at rest (no kick) in `engine`.
-pub fn resting_chain(engine: Engine) -> Scene {
-    SceneKind::ChainAtRest.build(engine)
-}
-
-/// A single dynamic ball falling freely for a sanity check of the stepping.
-pub fn free_fall(engine: Engine) -> Scene {
-    fn build<B: Backend + 'static>() -> Scene {
-        let mut scene = empty_scene::<B>();
-        let ball = B::ball(scene.app.world_mut(), Vec3::ZERO, 0.5, true, true);
-        scene.bodies.push((ball, Vec3::ZERO));
-        scene
-    }
-    match engine {
-        Engine::Impetus => build::<impetus::Impetus>(),
-        Engine::Rapier => build::<rapier::Rapier>(),
-        Engine::Avian => build::<avian::Avian>(),
+    /// The 95th-percentile step (nearest rank).
+    pub fn p95(&self) -> Duration {
+        let mut sorted = self.steps.clone();
+        sorted.sort();
+        let rank = (0.95 * sorted.len() as f64).ceil() as usize;
+        sorted[rank.clamp(1, sorted.len()) - 1]
     }
 }
 
 impl Scene {
+    /// A scene in `engine` with nothing in it yet.
+    pub fn empty(engine: Engine) -> Self {
+        Scene {
+            sim: engines::new_sim(engine),
+            engine,
+            bodies: Vec::new(),
+            joints: Vec::new(),
+            anchor: None,
+        }
+    }
+
+    /// Adds a body; a dynamic one is listed in [`Scene::bodies`].
+    pub fn add(&mut self, body: BodyDef) -> usize {
+        let handle = self.sim.add_body(&body);
+        if body.motion == Motion::Dynamic {
+            self.bodies.push((handle, body.position));
+        }
+        handle
+    }
+
+    /// Adds a joint and lists it in [`Scene::joints`].
+    pub fn join(&mut self, joint: JointDef) {
+        self.sim.add_joint(&joint);
+        self.joints.push(joint);
+    }
+
     /// Runs `steps` physics steps and returns the wall-clock time they took.
     pub fn step(&mut self, steps: usize) -> Duration {
         let start = Instant::now();
         for _ in 0..steps {
-            self.app.update();
+            self.sim.step();
         }
         start.elapsed()
     }
 
-    /// Runs `steps` physics steps and returns the wall-clock time and the CPU time of the whole
-    /// process (every thread) they took. On a machine other processes are loading, the CPU
-    /// time grows much less than the wall-clock time; in a parallel build it can exceed it.
-    pub fn step_timed(&mut self, steps: usize) -> (Duration, Duration) {
+    /// Runs `steps` physics steps, timing each. On a machine other processes are loading, the
+    /// CPU time grows much less than the wall-clock time; in a parallel build it can exceed it.
+    pub fn step_timed(&mut self, steps: usize) -> StepTimes {
         let cpu = process_cpu_time();
-        let start = Instant::now();
-        for _ in 0..steps {
-            self.app.update();
+        let steps = (0..steps)
+            .map(|_| {
+                let start = Instant::now();
+                self.sim.step();
+                start.elapsed()
+            })
+            .collect();
+        StepTimes {
+            steps,
+            cpu: process_cpu_time().saturating_sub(cpu),
         }
-        (start.elapsed(), process_cpu_time().saturating_sub(cpu))
     }
 
-    /// A body's pose, read from its `Transform` (every engine writes it back each step).
-    pub fn pose(&self, body: Entity) -> (Vec3, Quat) {
-        let t = self
-            .app
-            .world()
-            .get::<Transform>(body)
-            .expect("body has a Transform");
-        (t.translation, t.rotation)
+    /// A body's pose.
+    pub fn pose(&self, body: usize) -> (Vec3, Quat) {
+        self.sim.pose(body)
     }
 
     /// World position of a body-local point.
-    pub fn world_point(&self, body: Entity, local: Vec3) -> Vec3 {
+    pub fn world_point(&self, body: usize, local: Vec3) -> Vec3 {
         let (p, q) = self.pose(body);
         p + q * local
     }
@@ -789,6 +393,11 @@ impl Scene {
         (sum / self.bodies.len() as f64) as f32
     }
 
+    /// The dynamic bodies' positions, in spawn order.
+    pub fn positions(&self) -> Vec<Vec3> {
+        self.bodies.iter().map(|&(e, _)| self.pose(e).0).collect()
+    }
+
     /// Chain stretch: (distance from the anchor's attachment point to the bottom point of the
     /// last link) / (rest length = 1 m per link) − 1.
     pub fn chain_stretch(&self) -> f32 {
@@ -825,7 +434,7 @@ impl Scene {
         // Spatial hash on the centres: two unit cubes can only touch if their centres are less
         // than √3 m apart, so cells of 2 m and the 27 cells around each cube find every pair.
         let cell = |p: Vec3| ((p / 2.0).floor()).as_ivec3();
-        let mut grid: HashMap<IVec3, Vec<usize>> = HashMap::new();
+        let mut grid: std::collections::HashMap<IVec3, Vec<usize>> = Default::default();
         for (i, &(p, _)) in poses.iter().enumerate() {
             grid.entry(cell(p)).or_default().push(i);
         }
@@ -870,7 +479,7 @@ pub struct CubeOverlaps {
     pub overlapping_pairs: usize,
     /// Cubes whose centre is below y = −0.5 m (fell through the ground).
     pub fell_through: usize,
-    /// Height of the highest cube centre, m.
+    /// Height of the highest cube centre.
     pub highest: f32,
 }
 

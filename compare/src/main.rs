@@ -9,39 +9,32 @@
 //! cargo run --release --manifest-path compare/Cargo.toml --features parallel -- --threads 2
 //! ```
 //!
-//! Scenes: `sanity pyramid large_pyramid pile grid chain free10k` (`chain` times the swinging
-//! chain and the chain at rest). Options:
+//! Scenes: `sanity pyramid large_pyramid pile pile_from_start grid chain free10k mixed terrain
+//! ragdolls furniture drum` (`chain` times the swinging chain and the chain at rest). Options:
 //!
 //! - `--repeats N` (default 5): timed runs per scene and engine. For each repeat, each engine in
 //!   turn builds the scene, runs its warm-up steps untimed and is timed over the scene's window;
 //!   the engine that goes first rotates from one repeat to the next.
 //! - `--only ENGINE` (repeatable, or comma-separated: `impetus3d`, `bevy_rapier3d`, `avian3d`,
-//!   or `impetus`, `rapier`, `avian`): run only these engines (e.g. to profile one).
+//!   `rapier3d`, `box3d`, or `impetus`, `bevy_rapier`, `avian`, `rapier`): run only these
+//!   engines (e.g. to profile one).
 //! - `--threads N`: compute task pool threads for the whole process (effective only in a build
 //!   with `--features parallel`).
 //!
-//! All lengths are read from the bodies' `Transform`s, so every engine is measured the same way.
-//! The quality metrics are deterministic per engine, so they are computed once, from the first
-//! repeat, at the end of the timing window.
+//! All lengths are read from the bodies' poses, so every engine is measured the same way. The
+//! quality metrics are deterministic per engine, so they are computed once, from the first
+//! repeat, at the end of the timing window. Each step is timed on its own, for the ratio of the
+//! 95th-percentile step to the mean step (a pile whose slow steps are much slower than its
+//! mean one stutters in a game).
 
 use std::collections::HashMap;
 use std::process::ExitCode;
 
+use impetus3d_compare::scenes::{BIN_HALF_WIDTH, DRUM, Terrain};
 use impetus3d_compare::{DT, Engine, PARALLEL_BUILD, Scene, SceneKind, free_fall, init_task_pools};
 
 const USAGE: &str = "usage: impetus3d-compare [--repeats N] [--threads N] [--only ENGINE]... \
-                     [sanity] [pyramid] [large_pyramid] [pile] [grid] [chain] [free10k]";
-
-/// Names accepted on the command line, in the order they run.
-const SCENE_NAMES: [&str; 7] = [
-    "sanity",
-    "pyramid",
-    "large_pyramid",
-    "pile",
-    "grid",
-    "chain",
-    "free10k",
-];
+                     [sanity] [SCENE]... (see the module docs)";
 
 struct Options {
     repeats: usize,
@@ -80,7 +73,9 @@ fn parse_args() -> Result<Options, String> {
                 }
             }
             "-h" | "--help" => return Err(String::new()),
-            name if SCENE_NAMES.contains(&name) => options.scenes.push(arg),
+            name if name == "sanity" || timed_scenes().iter().any(|(n, _)| *n == name) => {
+                options.scenes.push(arg)
+            }
             other => return Err(format!("unknown argument `{other}`")),
         }
     }
@@ -183,7 +178,7 @@ struct Timed {
     quality_columns: &'static [&'static str],
     /// The quality figure named in the summary table.
     key_column: &'static str,
-    quality: fn(&Scene) -> Quality,
+    quality: fn(&mut Scene) -> Quality,
 }
 
 /// The time per step of every repeat, and the quality, of one engine on one scene.
@@ -193,6 +188,8 @@ struct Measured {
     samples: Vec<f64>,
     /// Process CPU ms/step (all threads), one per repeat, in order.
     cpu_samples: Vec<f64>,
+    /// 95th-percentile step ÷ mean step, one per repeat, in order.
+    stutter_samples: Vec<f64>,
     quality: Quality,
 }
 
@@ -203,6 +200,10 @@ impl Measured {
 
     fn cpu_median(&self) -> f64 {
         median(&self.cpu_samples)
+    }
+
+    fn stutter_median(&self) -> f64 {
+        median(&self.stutter_samples)
     }
 }
 
@@ -219,18 +220,21 @@ fn measure(timed: &Timed, engines: &[Engine], repeats: usize) -> Vec<Measured> {
             let engine = engines[(i + repeat) % engines.len()];
             let mut scene = kind.build(engine);
             scene.step(warm_up);
-            let (wall, cpu) = scene.step_timed(steps);
-            let (ms_per_step, cpu_ms_per_step) = (ms(wall, steps), ms(cpu, steps));
+            let times = scene.step_timed(steps);
+            let (ms_per_step, cpu_ms_per_step) = (ms(times.total(), steps), ms(times.cpu, steps));
+            let stutter = times.p95().as_secs_f64() * steps as f64 / times.total().as_secs_f64();
             match results.iter_mut().find(|r| r.engine == engine) {
                 Some(r) => {
                     r.samples.push(ms_per_step);
                     r.cpu_samples.push(cpu_ms_per_step);
+                    r.stutter_samples.push(stutter);
                 }
                 None => results.push(Measured {
                     engine,
                     samples: vec![ms_per_step],
                     cpu_samples: vec![cpu_ms_per_step],
-                    quality: (timed.quality)(&scene),
+                    stutter_samples: vec![stutter],
+                    quality: (timed.quality)(&mut scene),
                 }),
             }
             // The scene is dropped here, before the next engine builds its own.
@@ -253,18 +257,18 @@ fn print_table(timed: &Timed, results: &[Measured], load_before: &str) {
     );
     print!(
         "| engine | median ms/step | spread (min–max) | ÷ bevy_rapier3d | median CPU ms/step \
-         | CPU ÷ bevy_rapier3d |"
+         | CPU ÷ bevy_rapier3d | p95 step ÷ mean step |"
     );
     for c in timed.quality_columns {
         print!(" {c} |");
     }
     println!(" all runs (ms/step, in order) |");
-    print!("| --- | ---: | ---: | ---: | ---: | ---: |");
+    print!("| --- | ---: | ---: | ---: | ---: | ---: | ---: |");
     for _ in timed.quality_columns {
         print!(" ---: |");
     }
     println!(" --- |");
-    let rapier = results.iter().find(|r| r.engine == Engine::Rapier);
+    let rapier = results.iter().find(|r| r.engine == Engine::BevyRapier);
     for r in results {
         let min = r.samples.iter().copied().fold(f64::INFINITY, f64::min);
         let max = r.samples.iter().copied().fold(0.0, f64::max);
@@ -275,12 +279,13 @@ fn print_table(timed: &Timed, results: &[Measured], load_before: &str) {
             format!("{:.2}", r.cpu_median() / m.cpu_median())
         });
         print!(
-            "| {} | {} | {}–{} | {ratio} | {} | {cpu_ratio} |",
+            "| {} | {} | {}–{} | {ratio} | {} | {cpu_ratio} | {:.2} |",
             r.engine.name(),
             fmt_ms(r.median()),
             fmt_ms(min),
             fmt_ms(max),
             fmt_ms(r.cpu_median()),
+            r.stutter_median(),
         );
         for c in &r.quality.cells {
             print!(" {c} |");
@@ -308,7 +313,7 @@ fn sanity(engines: &[Engine]) {
 /// Top-cube drift (and how much of it is a vertical drop), the largest displacement of any cube
 /// (and the largest horizontal one: a pyramid that only sags under its own weight moves its cubes
 /// down, one that collapses moves them sideways) and whether every cube stayed within 10 cm.
-fn pyramid_quality(scene: &Scene) -> Quality {
+fn pyramid_quality(scene: &mut Scene) -> Quality {
     let (top, start) = *scene.bodies.last().unwrap();
     let top_now = scene.pose(top).0;
     let drift = top_now.distance(start);
@@ -339,7 +344,15 @@ const PYRAMID_COLUMNS: &[&str] = &[
     "stands (every cube within 10 cm)",
 ];
 
-fn pile_quality(scene: &Scene) -> Quality {
+const PILE_COLUMNS: &[&str] = &[
+    "max cube–ground penetration (mm)",
+    "max cube–cube penetration (mm)",
+    "overlapping pairs",
+    "cubes below ground",
+    "highest centre (m)",
+];
+
+fn pile_quality(scene: &mut Scene) -> Quality {
     let o = scene.cube_overlaps();
     Quality {
         cells: vec![
@@ -353,7 +366,7 @@ fn pile_quality(scene: &Scene) -> Quality {
     }
 }
 
-fn grid_quality(scene: &Scene) -> Quality {
+fn grid_quality(scene: &mut Scene) -> Quality {
     let errors = scene.joint_errors();
     let max = errors.iter().copied().fold(0.0, f32::max);
     let mean = errors.iter().sum::<f32>() / errors.len() as f32;
@@ -368,7 +381,7 @@ fn grid_quality(scene: &Scene) -> Quality {
     }
 }
 
-fn swinging_chain_quality(scene: &Scene) -> Quality {
+fn swinging_chain_quality(scene: &mut Scene) -> Quality {
     let gap = scene.joint_errors().into_iter().fold(0.0, f32::max);
     Quality {
         cells: vec![format!("{:.2}", gap * 1e3)],
@@ -376,7 +389,7 @@ fn swinging_chain_quality(scene: &Scene) -> Quality {
     }
 }
 
-fn resting_chain_quality(scene: &Scene) -> Quality {
+fn resting_chain_quality(scene: &mut Scene) -> Quality {
     let stretch = scene.chain_stretch();
     let gap = scene.joint_errors().into_iter().fold(0.0, f32::max);
     Quality {
@@ -388,7 +401,7 @@ fn resting_chain_quality(scene: &Scene) -> Quality {
     }
 }
 
-fn free_quality(scene: &Scene) -> Quality {
+fn free_quality(scene: &mut Scene) -> Quality {
     let (_, end) = SceneKind::Free10k.timing_window();
     let t = end as f64 * DT;
     let y = scene.mean_height();
@@ -400,6 +413,107 @@ fn free_quality(scene: &Scene) -> Quality {
             format!("{:.3}", 0.5 * 9.81 * t * t),
         ],
         key: format!("{y:.3}"),
+    }
+}
+
+/// The dynamic bodies' mean speed over one more step, m/s: how still a pile that should have
+/// settled is (a jittering pile never gets there).
+fn mean_speed(scene: &mut Scene) -> f32 {
+    let before = scene.positions();
+    scene.step(1);
+    let after = scene.positions();
+    let sum: f32 = before.iter().zip(&after).map(|(a, b)| a.distance(*b)).sum();
+    sum / (before.len() as f64 * DT) as f32
+}
+
+/// Bodies out of the bin, the mean height and how still the pile is.
+fn mixed_quality(scene: &mut Scene) -> Quality {
+    let out = scene
+        .positions()
+        .iter()
+        .filter(|p| p.x.abs() > BIN_HALF_WIDTH || p.z.abs() > BIN_HALF_WIDTH || p.y < 0.0)
+        .count();
+    let height = scene.mean_height();
+    let speed = mean_speed(scene);
+    Quality {
+        cells: vec![
+            out.to_string(),
+            format!("{height:.3}"),
+            format!("{:.1}", speed * 1e3),
+        ],
+        key: format!("{:.1}", speed * 1e3),
+    }
+}
+
+/// Bodies whose centre is below the terrain's surface (fell through it), bodies off its edge,
+/// and how still they are.
+fn terrain_quality(scene: &mut Scene) -> Quality {
+    let positions = scene.positions();
+    let sunk = positions
+        .iter()
+        .filter(|p| Terrain::height_at(p.x, p.z).is_some_and(|h| p.y < h))
+        .count();
+    let off = positions
+        .iter()
+        .filter(|p| Terrain::height_at(p.x, p.z).is_none())
+        .count();
+    let speed = mean_speed(scene);
+    Quality {
+        cells: vec![
+            sunk.to_string(),
+            off.to_string(),
+            format!("{:.1}", speed * 1e3),
+        ],
+        key: format!("{sunk} / {:.1}", speed * 1e3),
+    }
+}
+
+/// The largest and mean joint gap, parts below the ground, and how still the pile is.
+fn ragdoll_quality(scene: &mut Scene) -> Quality {
+    let errors = scene.joint_errors();
+    let max = errors.iter().copied().fold(0.0, f32::max);
+    let mean = errors.iter().sum::<f32>() / errors.len() as f32;
+    let below = scene.positions().iter().filter(|p| p.y < 0.0).count();
+    let speed = mean_speed(scene);
+    Quality {
+        cells: vec![
+            format!("{:.1}", max * 1e3),
+            format!("{:.2}", mean * 1e3),
+            below.to_string(),
+            format!("{:.1}", speed * 1e3),
+        ],
+        key: format!("{:.1}", max * 1e3),
+    }
+}
+
+/// Bodies whose centre is below the ground, the mean height and how still the pile is.
+fn furniture_quality(scene: &mut Scene) -> Quality {
+    let below = scene.positions().iter().filter(|p| p.y < 0.0).count();
+    let height = scene.mean_height();
+    let speed = mean_speed(scene);
+    Quality {
+        cells: vec![
+            below.to_string(),
+            format!("{height:.3}"),
+            format!("{:.1}", speed * 1e3),
+        ],
+        key: format!("{:.1}", speed * 1e3),
+    }
+}
+
+/// Boxes out of the drum (farther from its axis than its bars, or past its end plates), and
+/// the boxes' mean height (they tumble in the lower half).
+fn drum_quality(scene: &mut Scene) -> Quality {
+    let (radius, half_length) = DRUM;
+    let out = scene
+        .positions()
+        .iter()
+        .filter(|p| p.truncate().length() > radius || p.z.abs() > half_length)
+        .count();
+    let height = scene.mean_height();
+    Quality {
+        cells: vec![out.to_string(), format!("{height:.3}")],
+        key: out.to_string(),
     }
 }
 
@@ -432,13 +546,7 @@ fn timed_scenes() -> Vec<(&'static str, Timed)> {
             Timed {
                 kind: SceneKind::Pile,
                 title: "Pile: 4096 unit cubes dropped, metrics at step 300",
-                quality_columns: &[
-                    "max cube–ground penetration (mm)",
-                    "max cube–cube penetration (mm)",
-                    "overlapping pairs",
-                    "cubes below ground",
-                    "highest centre (m)",
-                ],
+                quality_columns: PILE_COLUMNS,
                 key_column: "max cube–cube penetration (mm)",
                 quality: pile_quality,
             },
@@ -493,51 +601,140 @@ fn timed_scenes() -> Vec<(&'static str, Timed)> {
                 quality: free_quality,
             },
         ),
+        (
+            "pile_from_start",
+            Timed {
+                kind: SceneKind::PileFromStart,
+                title: "Pile from its first step: 4096 unit cubes 1.2 m apart dropped, \
+                        steps 1–300",
+                quality_columns: PILE_COLUMNS,
+                key_column: "max cube–cube penetration (mm)",
+                quality: pile_quality,
+            },
+        ),
+        (
+            "mixed",
+            Timed {
+                kind: SceneKind::MixedPile,
+                title: "Mixed shapes: 1,728 boxes, balls, capsules, cylinders and hulls dropped \
+                        into a 16 × 16 m bin, steps 1–360",
+                quality_columns: &["out of the bin", "mean height (m)", "mean speed (mm/s)"],
+                key_column: "mean speed (mm/s)",
+                quality: mixed_quality,
+            },
+        ),
+        (
+            "terrain",
+            Timed {
+                kind: SceneKind::MeshTerrain,
+                title: "Mesh terrain: 900 mixed shapes dropped on a 40 × 40-cell triangle mesh, \
+                        steps 1–300",
+                quality_columns: &["below the surface", "off the edge", "mean speed (mm/s)"],
+                key_column: "below / mean speed (mm/s)",
+                quality: terrain_quality,
+            },
+        ),
+        (
+            "ragdolls",
+            Timed {
+                kind: SceneKind::Ragdolls,
+                title: "Ragdolls: 48 (528 bodies, 480 spherical and revolute joints) dropped in \
+                        a pile, steps 1–300",
+                quality_columns: &[
+                    "max joint gap (mm)",
+                    "mean joint gap (mm)",
+                    "parts below the ground",
+                    "mean speed (mm/s)",
+                ],
+                key_column: "max joint gap (mm)",
+                quality: ragdoll_quality,
+            },
+        ),
+        (
+            "furniture",
+            Timed {
+                kind: SceneKind::Furniture,
+                title: "Furniture: 512 tables and chairs (5–6 boxes each) dropped, steps 1–300",
+                quality_columns: &["below the ground", "mean height (m)", "mean speed (mm/s)"],
+                key_column: "mean speed (mm/s)",
+                quality: furniture_quality,
+            },
+        ),
+        (
+            "drum",
+            Timed {
+                kind: SceneKind::Drum,
+                title: "Drum: 1,000 boxes of 0.5 m in a kinematic drum turning at 1 rad/s, \
+                        steps 1–360",
+                quality_columns: &["out of the drum", "mean height (m)"],
+                key_column: "out of the drum",
+                quality: drum_quality,
+            },
+        ),
     ]
+}
+
+/// `a ÷ b` with two decimals, or "–" where either is missing.
+fn ratio(a: Option<f64>, b: Option<f64>) -> String {
+    match (a, b) {
+        (Some(a), Some(b)) => format!("{:.2}", a / b),
+        _ => "–".to_string(),
+    }
 }
 
 fn print_summary(done: &[(Timed, Vec<Measured>)], engines: &[Engine]) {
     println!("\n### Summary\n");
     println!(
-        "Median wall-clock ms/step over the repeats; the ratio of medians (and the same ratio \
-         of process CPU time per step, less sensitive to other load on the machine); quality: \
-         one key figure per scene.\n"
+        "Median wall-clock ms/step over the repeats; impetus3d's ratio of medians to \
+         bevy_rapier3d's and to the faster of rapier3d and Box3D (and the first ratio of process \
+         CPU time per step, less sensitive to other load on the machine); each engine's median \
+         ratio of its 95th-percentile step to its mean step; quality: one key figure per \
+         scene.\n"
     );
     print!("| scene |");
     for e in engines {
         print!(" {} ms/step |", e.name());
     }
-    print!(" impetus3d ÷ bevy_rapier3d | same, CPU time | quality figure |");
+    print!(" ÷ bevy_rapier3d | same, CPU time | ÷ faster of rapier3d, box3d |");
+    for e in engines {
+        print!(" {} p95 ÷ mean |", e.name());
+    }
+    print!(" quality figure |");
     for e in engines {
         print!(" {} |", e.name());
     }
     println!();
     print!("| --- |");
-    for _ in engines {
+    for _ in 0..2 * engines.len() + 3 {
         print!(" ---: |");
     }
-    print!(" ---: | ---: | --- |");
+    print!(" --- |");
     for _ in engines {
         print!(" ---: |");
     }
     println!();
     for (timed, results) in done {
         let by_engine: HashMap<_, _> = results.iter().map(|r| (r.engine, r)).collect();
+        let median = |e| by_engine.get(&e).map(|r| r.median());
+        let cpu_median = |e| by_engine.get(&e).map(|r| r.cpu_median());
+        let fastest_peer = [Engine::Rapier, Engine::Box3d]
+            .into_iter()
+            .filter_map(median)
+            .reduce(f64::min);
         print!("| {} |", timed.kind.name());
         for e in engines {
             print!(" {} |", fmt_ms(by_engine[e].median()));
         }
-        let (ratio, cpu_ratio) = match (
-            by_engine.get(&Engine::Impetus),
-            by_engine.get(&Engine::Rapier),
-        ) {
-            (Some(i), Some(r)) => (
-                format!("{:.2}", i.median() / r.median()),
-                format!("{:.2}", i.cpu_median() / r.cpu_median()),
-            ),
-            _ => ("–".to_string(), "–".to_string()),
-        };
-        print!(" {ratio} | {cpu_ratio} | {} |", timed.key_column);
+        print!(
+            " {} | {} | {} |",
+            ratio(median(Engine::Impetus), median(Engine::BevyRapier)),
+            ratio(cpu_median(Engine::Impetus), cpu_median(Engine::BevyRapier)),
+            ratio(median(Engine::Impetus), fastest_peer),
+        );
+        for e in engines {
+            print!(" {:.2} |", by_engine[e].stutter_median());
+        }
+        print!(" {} |", timed.key_column);
         for e in engines {
             print!(" {} |", by_engine[e].quality.key);
         }
