@@ -66,6 +66,8 @@ mod layering;
 mod layers;
 #[path = "mesh_colliders.rs"]
 mod mesh_colliders;
+#[path = "recycling.rs"]
+mod recycling;
 #[path = "reflect.rs"]
 mod reflect;
 #[path = "resting.rs"]

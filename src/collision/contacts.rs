@@ -97,6 +97,9 @@ pub struct ContactPair {
     pub(crate) workspace: Option<ContactManifoldsWorkspace>,
     pub(crate) pose1: Pose,
     pub(crate) pose2: Pose,
+    /// Collider 2's pose in collider 1's frame when the manifolds were last built (see
+    /// `narrow_phase::recycle`).
+    pub(crate) built_at: Pose,
     pub(crate) touching: bool,
     pub(crate) was_touching: bool,
     pub(crate) sensor: bool,

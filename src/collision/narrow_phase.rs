@@ -8,10 +8,12 @@
 //! warm-start. Pairs whose bodies are both asleep or static keep their
 //! manifolds untouched and cost nothing.
 //!
-//! Two polyhedra (boxes, convex hulls) that barely moved relative to each other keep their
-//! manifold: its points are carried along and only their distances recomputed (see
-//! `update_near_rest`), which is what a stack at rest costs. A rebuilt manifold of more than
-//! four points is reduced to four (`reduce_manifold`), as Box2D v3 and Box3D do.
+//! A pair whose colliders moved little relative to each other since its manifolds were built
+//! recycles them: each point keeps its anchors on the two colliders and only its distance along
+//! the normal is recomputed (see `recycle`), the same linearisation the substeps use. This is
+//! Box2D v3's and Box3D's contact recycling (Catto, "Solver2D", 2024; Box3D's `b3Collide`),
+//! here bounded by each point's own slide and by the relative rotation. A rebuilt manifold of
+//! more than four points is reduced to four (`reduce_manifold`), as Box2D v3 and Box3D do.
 
 use bevy::ecs::entity::EntityHashSet;
 use bevy::prelude::*;
@@ -33,13 +35,13 @@ const PARALLEL_PAIRS: usize = 1024;
 /// its manifolds): see [`crate::prefetch`].
 const AHEAD: usize = 4;
 
-/// Cosine of the largest relative rotation (1 mrad) for which a manifold is updated instead
-/// of rebuilt.
-const NEAR_REST_COS: f32 = 0.999_999_5;
+/// The largest distance (m) a contact point may have moved against the other collider since
+/// its manifold was built, for the manifold to be recycled.
+const RECYCLE_DISTANCE: f32 = 0.01;
 
-/// Squared largest contact-point slide (1 mm) for which a manifold is updated instead of
-/// rebuilt.
-const NEAR_REST_DISTANCE_SQ: f32 = 1.0e-6;
+/// sin(θ / 2) of the largest relative rotation θ since the manifolds were built for which they
+/// are recycled (0.05 rad).
+const RECYCLE_TURN: f32 = 0.025;
 
 /// Merges this step's pairs into the contact graph and updates their manifolds.
 pub(crate) fn update_contacts(
@@ -142,13 +144,22 @@ fn merge_pairs(broad: &BroadPhase, graph: &mut ContactGraph) {
     graph.pairs = next;
 }
 
-/// Boxes and convex hulls: shapes without curved surfaces.
-fn is_polyhedron(shape: &dyn parry3d::shape::Shape) -> bool {
-    use parry3d::shape::ShapeType;
-    matches!(
-        shape.shape_type(),
-        ShapeType::Cuboid | ShapeType::ConvexPolyhedron
-    )
+/// Shapes without curved surfaces: boxes, convex hulls, triangles and meshes, compounds of
+/// those.
+fn is_polyhedral(shape: &dyn parry3d::shape::Shape) -> bool {
+    use parry3d::shape::TypedShape;
+    match shape.as_typed_shape() {
+        TypedShape::Cuboid(_)
+        | TypedShape::ConvexPolyhedron(_)
+        | TypedShape::Triangle(_)
+        | TypedShape::TriMesh(_)
+        | TypedShape::HeightField(_) => true,
+        TypedShape::Compound(compound) => compound
+            .shapes()
+            .iter()
+            .all(|(_, part)| is_polyhedral(&**part)),
+        _ => false,
+    }
 }
 
 /// A pair that left the broad phase (moved apart, despawned, disabled or filtered out): queue
@@ -178,6 +189,7 @@ fn new_pair(p1: &ColliderProxy, p2: &ColliderProxy) -> ContactPair {
         // NaN poses never compare equal, so a new pair always gets its first manifolds.
         pose1: Pose::from_translation(bevy::math::Vec3::NAN),
         pose2: Pose::from_translation(bevy::math::Vec3::NAN),
+        built_at: Pose::from_translation(bevy::math::Vec3::NAN),
         touching: false,
         was_touching: false,
         sensor: p1.sensor || p2.sensor,
@@ -218,25 +230,25 @@ fn update_pair(
         return Ok(());
     }
     let prediction = prediction_distance(p1, p2, margin);
-    // parry keeps a manifold whose relative rotation changed by under 1° and only updates its
-    // distances, with the normal frozen in collider 1's frame and the points carried along
-    // with collider 2: a rolling body then drags its contact point off its lowest point and
-    // rolls itself along. Here the cheap update is allowed only between two polyhedra (whose
-    // contact points sit on corners and edges) that barely moved (see `update_near_rest`);
-    // otherwise a zero `local_n2` fails parry's shortcut, so the manifold is rebuilt (its
-    // points matched to the old ones by feature id) while `local_n1` still seeds the support
-    // search.
-    if is_polyhedron(&*p1.shape)
-        && is_polyhedron(&*p2.shape)
-        && let [manifold] = pair.manifolds.as_mut_slice()
-        && update_near_rest(manifold, &pos12, prediction)
-    {
-        pair.touching = manifold.points.iter().any(|c| c.dist <= tolerance);
+    // Only between shapes without curved surfaces, whose points sit on corners and edges that
+    // turn with the bodies: a point carried round with a rolling ball or cylinder leaves its
+    // lowest point, and a cylinder lying on the ground then rocked on its carried points
+    // instead of coming to rest (at 3 cm/s after 2 s).
+    if is_polyhedral(&*p1.shape) && is_polyhedral(&*p2.shape) && recycle(pair, &pos12, prediction) {
+        pair.touching = pair
+            .manifolds
+            .iter()
+            .any(|m| m.points.iter().any(|c| c.dist <= tolerance));
         return Ok(());
     }
+    // parry keeps a manifold whose relative rotation changed by under 1° and only updates its
+    // distances, measured from the last step rather than from when it was built; a zero
+    // `local_n2` fails that shortcut, so the manifold is rebuilt (its points matched to the
+    // old ones by feature id) while `local_n1` still seeds the support search.
     for manifold in &mut pair.manifolds {
         manifold.local_n2 = bevy::math::Vec3::ZERO;
     }
+    pair.built_at = pos12;
     let result = DefaultQueryDispatcher.contact_manifolds(
         &pos12,
         &*p1.shape,
@@ -262,48 +274,45 @@ fn update_pair(
     Ok(())
 }
 
-/// Updates a polyhedron pair's manifold for a small relative motion, if it is small enough:
-/// the normal (frozen in collider 1's frame) turned by less than 1 mrad (a corner of a 1 m
-/// box moves 0.5 mm), and every point, carried along with collider 2, slid less than 1 mm
-/// along collider 1's surface and is still within the prediction distance; each point's
-/// distance is then recomputed. Returns false (the manifold must be rebuilt) otherwise.
+/// Recycles a pair's manifolds if its colliders moved little relative to each other since
+/// they were built: every point, carried along with collider 2, moved less than
+/// [`RECYCLE_DISTANCE`] in collider 1's frame and is still within the prediction distance, and
+/// the relative rotation is below [`RECYCLE_TURN`], so that no other feature can have come into
+/// contact. Each point keeps its anchors on both colliders and only its distance
+/// along the normal (fixed in collider 1's frame) is recomputed. Returns false (the manifolds
+/// must be rebuilt) otherwise, and for a pair without points.
 ///
-/// Unlike parry's `try_update_contacts`, a point may cross from touching to separated and
-/// back: a resting contact's distance hovers around zero, and rebuilding on every crossing
-/// cost a third of the narrow phase of a settling stack for nothing (a point that separates
-/// beyond the prediction distance still forces a rebuild). These thresholds were measured on
-/// the benchmark scenes against the earlier 0.1 mm without crossings: the 210-cube pyramid's
-/// top sags 27 mm instead of 31 mm and the 4096-cube pile's deepest penetration is smaller,
-/// while a tumbling pile rebuilds a third fewer manifolds.
-fn update_near_rest(
-    manifold: &mut crate::collision::contacts::Manifold,
-    pos12: &Pose,
-    prediction: f32,
-) -> bool {
-    if manifold.points.is_empty() {
+/// The bounds are measured from when the manifolds were built, not from the last step, so a
+/// slow slide or turn gets fresh points once it adds up.
+fn recycle(pair: &mut ContactPair, pos12: &Pose, prediction: f32) -> bool {
+    let turn = pair.built_at.rotation.inverse() * pos12.rotation;
+    // False for a new pair too: its `built_at` is NaN.
+    let turned_little = turn.xyz().length_squared() < RECYCLE_TURN * RECYCLE_TURN;
+    if !turned_little || pair.manifolds.iter().all(|m| m.points.is_empty()) {
         return false;
     }
-    let local_n2 = pos12.rotation * manifold.local_n2;
-    if -manifold.local_n1.dot(local_n2) < NEAR_REST_COS {
-        return false;
-    }
-    let n1 = manifold.local_n1;
-    for pt in &manifold.points {
-        let local_p2 = pos12 * pt.local_p2;
-        let dist = (local_p2 - pt.local_p1).dot(n1);
-        if dist > prediction {
-            return false;
+    // Collider 2's subshape in collider 1's subshape's frame.
+    let relative = |m: &crate::collision::contacts::Manifold, pos12: &Pose| {
+        let inner = m.subshape_pos2.map_or(*pos12, |p2| *pos12 * p2);
+        m.subshape_pos1.map_or(inner, |p1| p1.inv_mul(&inner))
+    };
+    let limit = RECYCLE_DISTANCE * RECYCLE_DISTANCE;
+    for m in &pair.manifolds {
+        let (now, then) = (relative(m, pos12), relative(m, &pair.built_at));
+        for pt in &m.points {
+            let p2 = now * pt.local_p2;
+            if p2.distance_squared(then * pt.local_p2) > limit
+                || (p2 - pt.local_p1).dot(m.local_n1) > prediction
+            {
+                return false;
+            }
         }
-        let new_p1 = local_p2 - n1 * dist;
-        if pt.local_p1.distance_squared(new_p1) > NEAR_REST_DISTANCE_SQ {
-            return false;
-        }
     }
-    for pt in &mut manifold.points {
-        let local_p2 = pos12 * pt.local_p2;
-        let dist = (local_p2 - pt.local_p1).dot(n1);
-        pt.local_p1 = local_p2 - n1 * dist;
-        pt.dist = dist;
+    for m in &mut pair.manifolds {
+        let now = relative(m, pos12);
+        for pt in &mut m.points {
+            pt.dist = (now * pt.local_p2 - pt.local_p1).dot(m.local_n1);
+        }
     }
     true
 }

@@ -1,0 +1,137 @@
+//! Contact recycling: between two shapes without curved surfaces, a manifold is kept while its
+//! points moved less than 1 cm against the other collider and the colliders turned less than
+//! 0.05 rad relative to each other since it was built; only the points' distances are
+//! recomputed. Checked: a slow slide and a slow turn keep the contact, and the points are
+//! rebuilt once the motion adds up to either bound (so a reported point, midway between its
+//! anchor on the ground and its anchor carried with the box, trails the box by at most half
+//! of it).
+
+use crate::common;
+
+use bevy::prelude::*;
+use common::*;
+use impetus3d::prelude::*;
+
+/// The largest slide of a point before its manifold is rebuilt, m.
+const RECYCLE_DISTANCE: f32 = 0.01;
+
+/// The largest relative turn before a manifold is rebuilt, rad.
+const RECYCLE_TURN: f32 = 0.05;
+
+/// A frictionless box of full size `size` resting on the frictionless ground, moving at
+/// `velocity` and turning at `spin` about the vertical.
+fn moving_box(size: f32, velocity: Vec3, spin: f32) -> (App, Entity) {
+    let mut app = app();
+    let floor = ground(&mut app);
+    set(&mut app, floor, Friction::new(0.0));
+    let body = spawn(
+        &mut app,
+        (
+            RigidBody::Dynamic,
+            Collider::cuboid(size, size, size),
+            Transform::from_xyz(0.0, 0.5 * size, 0.0),
+            LinearVelocity(velocity),
+            AngularVelocity(Vec3::Y * spin),
+            Friction::new(0.0),
+            SleepingDisabled,
+        ),
+    );
+    (app, body)
+}
+
+/// The touching pair's reported points, if the box touches the ground.
+fn points(app: &mut App) -> Option<Vec<Vec3>> {
+    app.world_mut()
+        .run_system_cached(|collisions: Collisions| {
+            let pair = collisions.iter().next()?;
+            Some(pair.points().map(|p| p.point).collect::<Vec<_>>())
+        })
+        .unwrap()
+}
+
+/// How far each reported point is from the nearest bottom corner of the box (of full size
+/// `size`), in the ground's plane.
+fn corner_gaps(app: &App, body: Entity, size: f32, points: &[Vec3]) -> Vec<f32> {
+    let (centre, turn) = (position(app, body), rotation(app, body));
+    let half = 0.5 * size;
+    let corners: Vec<Vec3> = [(-1.0, -1.0), (-1.0, 1.0), (1.0, -1.0), (1.0, 1.0)]
+        .iter()
+        .map(|&(x, z)| (centre + turn * Vec3::new(x * half, -half, z * half)).with_y(0.0))
+        .collect();
+    points
+        .iter()
+        .map(|p| {
+            let p = p.with_y(0.0);
+            corners
+                .iter()
+                .map(|c| c.distance(p))
+                .fold(f32::INFINITY, f32::min)
+        })
+        .collect()
+}
+
+#[test]
+fn a_box_sliding_slowly_keeps_its_contact_and_gets_fresh_points_every_centimetre() {
+    // 5 cm/s: 0.8 mm per step, so each manifold is kept for about a dozen steps; 2 s slide
+    // 10 cm, ten rebuilds.
+    let speed = 0.05;
+    let (mut app, body) = moving_box(1.0, Vec3::X * speed, 0.0);
+    step(&mut app, 16);
+    let start = position(&app, body).x;
+    for n in 1..=128 {
+        step(&mut app, 1);
+        let points = points(&mut app).expect("the box lost its contact with the ground");
+        assert_eq!(
+            points.len(),
+            4,
+            "step {n}: a face contact has its four corners"
+        );
+        let worst = corner_gaps(&app, body, 1.0, &points)
+            .into_iter()
+            .fold(0.0, f32::max);
+        // Half the slide allowed before a rebuild, and the step's own motion.
+        let bound = 0.5 * RECYCLE_DISTANCE + speed * DT;
+        assert!(
+            worst <= bound,
+            "step {n}: a point trails its corner by {worst} m (at most {bound})"
+        );
+        let y = position(&app, body).y;
+        assert!((y - 0.5).abs() <= slop(), "step {n}: the box is at y = {y}");
+    }
+    // Frictionless: it keeps its speed (to the integrator's rounding over 2 s).
+    let slid = position(&app, body).x - start;
+    let expected = speed * 128.0 * DT;
+    assert!(
+        (slid - expected).abs() <= 1e-3,
+        "slid {slid} m in 2 s, expected {expected} m"
+    );
+}
+
+#[test]
+fn a_box_turning_past_the_threshold_gets_fresh_points() {
+    // A 10 cm box: its corners, 7 cm from the axis, move 1 cm only after 0.14 rad, so the
+    // turn bound (0.05 rad) is what rebuilds the manifold. 0.3 rad/s: 0.005 rad per step.
+    let (size, spin) = (0.1, 0.3);
+    let (mut app, body) = moving_box(size, Vec3::ZERO, spin);
+    step(&mut app, 16);
+    let radius = 0.5 * size * std::f32::consts::SQRT_2;
+    for n in 1..=128 {
+        step(&mut app, 1);
+        let points = points(&mut app).expect("the box lost its contact with the ground");
+        let worst = corner_gaps(&app, body, size, &points)
+            .into_iter()
+            .fold(0.0, f32::max);
+        // A corner moves `radius × angle`; the reported point trails by half of that.
+        let bound = 0.5 * radius * (RECYCLE_TURN + spin * DT) + 1e-4;
+        assert!(
+            worst <= bound,
+            "step {n}: a point trails its corner by {worst} m (at most {bound})"
+        );
+    }
+    // Frictionless: it keeps turning at its own rate.
+    let now = angular_velocity(&app, body).y;
+    assert!(
+        (now - spin).abs() <= 1e-3,
+        "turns at {now} rad/s, set {spin}"
+    );
+}
