@@ -43,6 +43,11 @@ pub struct RevoluteJoint {
     angle_limits: Option<(Scalar, Scalar)>,
     motor: Option<JointMotor>,
     angle: Scalar,
+    /// The last pass's hinge angle as `(sin, cos)` times one positive factor: its `atan2` is
+    /// `angle`, taken once per step when the solver stores the joint, not in every pass.
+    #[reflect(ignore)]
+    #[cfg_attr(feature = "serialize", serde(skip))]
+    angle_parts: (Scalar, Scalar),
     position_lagrange: Vector,
     align_lagrange: Scalar,
     limit_lagrange: Scalar,
@@ -60,6 +65,7 @@ impl RevoluteJoint {
             angle_limits: None,
             motor: None,
             angle: 0.0,
+            angle_parts: (0.0, 0.0),
             position_lagrange: Vector::ZERO,
             align_lagrange: 0.0,
             limit_lagrange: 0.0,
@@ -130,7 +136,8 @@ impl XpbdConstraint<2> for RevoluteJoint {
 impl XpbdJoint for RevoluteJoint {
     fn store(&self, component: &mut Self) {
         component.base.store(&self.base);
-        component.angle = self.angle;
+        // atan2(0, 0) = 0: a joint no pass has run reads 0.
+        component.angle = self.angle_parts.0.atan2(self.angle_parts.1);
         component.position_lagrange = self.position_lagrange;
         component.align_lagrange = self.align_lagrange;
         component.limit_lagrange = self.limit_lagrange;
@@ -163,11 +170,10 @@ impl XpbdJoint for RevoluteJoint {
             compliance,
         );
 
-        let a1 = b1.rotation() * self.aligned_axis;
         let reference = self.aligned_axis.any_orthonormal_vector();
-        let (r1, r2) = (b1.rotation() * reference, b2.rotation() * reference);
-        self.angle = signed_angle(r1, r2, a1);
         if let Some(limits) = self.angle_limits {
+            let a1 = b1.rotation() * self.aligned_axis;
+            let (r1, r2) = (b1.rotation() * reference, b2.rotation() * reference);
             solve.limit_angle(
                 &mut b1,
                 &mut b2,
@@ -182,11 +188,13 @@ impl XpbdJoint for RevoluteJoint {
         solve.point(&mut b1, &mut b2, &mut self.position_lagrange, compliance);
         // The motor goes last, so no other part of this pass turns the hinge after it.
         let a1 = b1.rotation() * self.aligned_axis;
-        self.angle = signed_angle(b1.rotation() * reference, b2.rotation() * reference, a1);
+        let (r1, r2) = (b1.rotation() * reference, b2.rotation() * reference);
+        self.angle_parts = (r1.cross(r2).dot(a1), r1.dot(r2));
         if let Some(motor) = self.motor {
+            let angle = self.angle_parts.0.atan2(self.angle_parts.1);
             let (excess, compliance) = match motor.target {
                 MotorTarget::Position { target, compliance } => {
-                    (wrap_angle(self.angle - target), compliance)
+                    (wrap_angle(angle - target), compliance)
                 }
                 MotorTarget::Velocity(speed) => {
                     // Turned so far this substep, against what the target speed asks for.
@@ -201,7 +209,7 @@ impl XpbdJoint for RevoluteJoint {
                     );
                     let speed_now = (b2.angular_velocity() - b1.angular_velocity()).dot(a1);
                     (
-                        wrap_angle(self.angle - angle_before) - (speed - speed_now) * dt,
+                        wrap_angle(angle - angle_before) - (speed - speed_now) * dt,
                         0.0,
                     )
                 }
