@@ -124,6 +124,17 @@ pub enum Shape {
     Hull(Vec<Vec3>),
     /// Boxes (centre, half extents) fixed together in one body, unrotated.
     Boxes(Vec<(Vec3, Vec3)>),
+    /// A heightfield (static bodies only): a square grid of `samples × samples` heights, row
+    /// by row (rows along z, the heights of a row along x), spanning `size.x × size.z` centred
+    /// on the body's origin, each height multiplied by `size.y`.
+    Heightfield {
+        /// The heights, `samples²` of them.
+        heights: Vec<f32>,
+        /// Grid points along each side.
+        samples: usize,
+        /// Width along x, height scale, depth along z.
+        size: Vec3,
+    },
     /// A triangle mesh (static bodies only).
     Trimesh {
         /// The vertices, in the body's frame.

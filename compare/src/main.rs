@@ -10,7 +10,7 @@
 //! ```
 //!
 //! Scenes: `sanity pyramid large_pyramid pile pile_from_start grid chain free10k mixed terrain
-//! ragdolls furniture drum` (`chain` times the swinging chain and the chain at rest). Options:
+//! heightfield ragdolls furniture drum` (`chain` times the swinging chain and the chain at rest). Options:
 //!
 //! - `--repeats N` (default 5): timed runs per scene and engine. For each repeat, each engine in
 //!   turn builds the scene, runs its warm-up steps untimed and is timed over the scene's window;
@@ -30,7 +30,7 @@
 use std::collections::HashMap;
 use std::process::ExitCode;
 
-use impetus3d_compare::scenes::{BIN_HALF_WIDTH, DRUM, Terrain};
+use impetus3d_compare::scenes::{BIN_HALF_WIDTH, DRUM, Hills, Terrain};
 use impetus3d_compare::{DT, Engine, PARALLEL_BUILD, Scene, SceneKind, free_fall, init_task_pools};
 
 const USAGE: &str = "usage: impetus3d-compare [--repeats N] [--threads N] [--only ENGINE]... \
@@ -468,6 +468,29 @@ fn terrain_quality(scene: &mut Scene) -> Quality {
     }
 }
 
+/// Bodies whose centre is below the lowest corner of the heightfield cell under them (fell
+/// through it), bodies off its edge, and how still they are.
+fn heightfield_quality(scene: &mut Scene) -> Quality {
+    let positions = scene.positions();
+    let sunk = positions
+        .iter()
+        .filter(|p| Hills::lowest_corner(p.x, p.z).is_some_and(|h| p.y < h))
+        .count();
+    let off = positions
+        .iter()
+        .filter(|p| Hills::lowest_corner(p.x, p.z).is_none())
+        .count();
+    let speed = mean_speed(scene);
+    Quality {
+        cells: vec![
+            sunk.to_string(),
+            off.to_string(),
+            format!("{:.1}", speed * 1e3),
+        ],
+        key: format!("{sunk} / {:.1}", speed * 1e3),
+    }
+}
+
 /// The largest and mean joint gap, parts below the ground, and how still the pile is.
 fn ragdoll_quality(scene: &mut Scene) -> Quality {
     let errors = scene.joint_errors();
@@ -632,6 +655,17 @@ fn timed_scenes() -> Vec<(&'static str, Timed)> {
                 quality_columns: &["below the surface", "off the edge", "mean speed (mm/s)"],
                 key_column: "below / mean speed (mm/s)",
                 quality: terrain_quality,
+            },
+        ),
+        (
+            "heightfield",
+            Timed {
+                kind: SceneKind::HeightfieldTerrain,
+                title: "Heightfield terrain: 900 mixed shapes dropped on a 41 × 41-sample \
+                        heightfield, steps 1–300",
+                quality_columns: &["below the surface", "off the edge", "mean speed (mm/s)"],
+                key_column: "below / mean speed (mm/s)",
+                quality: heightfield_quality,
             },
         ),
         (

@@ -358,21 +358,66 @@ impl Terrain {
     }
 }
 
-/// Mixed shapes on a triangle-mesh terrain ([`Terrain`]): `n × n` bodies (boxes, balls,
-/// capsules, cylinders, hulls in turn, each turned its own way) 2 m apart, 6 m above the
-/// terrain's highest point, dropped.
-pub fn mesh_terrain(engine: Engine, n: usize) -> Scene {
+/// Rolling hills as a heightfield: `SAMPLES × SAMPLES` heights over `WIDTH × WIDTH` m centred
+/// on the origin. The height function is even in x and z and symmetric between them, so every
+/// engine's grid gives the same surface whichever way it orders rows and columns.
+pub struct Hills;
+
+impl Hills {
+    /// Grid points along each side.
+    pub const SAMPLES: usize = 41;
+    /// The field's width along x and z, m.
+    pub const WIDTH: f32 = 80.0;
+
+    fn height(x: f32, z: f32) -> f32 {
+        1.2 * ((0.25 * x).cos() + (0.25 * z).cos()) + 0.5 * (0.6 * x).cos() * (0.6 * z).cos()
+    }
+
+    /// The grid coordinate of sample `i` along x or z.
+    fn coordinate(i: usize) -> f32 {
+        i as f32 * Self::WIDTH / (Self::SAMPLES - 1) as f32 - 0.5 * Self::WIDTH
+    }
+
+    /// The heightfield shape.
+    pub fn shape() -> Shape {
+        let n = Self::SAMPLES;
+        let heights = (0..n)
+            .flat_map(|row| (0..n).map(move |column| (row, column)))
+            .map(|(row, column)| Self::height(Self::coordinate(column), Self::coordinate(row)))
+            .collect();
+        Shape::Heightfield {
+            heights,
+            samples: n,
+            size: Vec3::new(Self::WIDTH, 1.0, Self::WIDTH),
+        }
+    }
+
+    /// The lowest corner of the grid cell above (x, z), whichever way an engine splits the cell
+    /// into triangles; `None` off the field.
+    pub fn lowest_corner(x: f32, z: f32) -> Option<f32> {
+        let cell = Self::WIDTH / (Self::SAMPLES - 1) as f32;
+        let (u, v) = (
+            (x + 0.5 * Self::WIDTH) / cell,
+            (z + 0.5 * Self::WIDTH) / cell,
+        );
+        let last = (Self::SAMPLES - 1) as f32;
+        if !(0.0..last).contains(&u) || !(0.0..last).contains(&v) {
+            return None;
+        }
+        let (i, j) = (u as usize, v as usize);
+        let corners = [(i, j), (i + 1, j), (i, j + 1), (i + 1, j + 1)];
+        corners
+            .iter()
+            .map(|&(i, j)| Self::height(Self::coordinate(i), Self::coordinate(j)))
+            .reduce(f32::min)
+    }
+}
+
+/// Mixed shapes dropped on `ground` 2 m apart, `n × n` of them, 8.5 m up.
+fn mixed_on(engine: Engine, ground: Shape, n: usize, seed: u32) -> Scene {
     let mut scene = Scene::empty(engine);
-    let (vertices, triangles) = Terrain::mesh();
-    scene.add(BodyDef::new(
-        Motion::Static,
-        Shape::Trimesh {
-            vertices,
-            triangles,
-        },
-        Vec3::ZERO,
-    ));
-    let mut random = Random(0x9e37_79b9);
+    scene.add(BodyDef::new(Motion::Static, ground, Vec3::ZERO));
+    let mut random = Random(seed);
     let offset = 0.5 * (n - 1) as f32 * 2.0;
     for i in 0..n {
         for k in 0..n {
@@ -382,6 +427,23 @@ pub fn mesh_terrain(engine: Engine, n: usize) -> Scene {
         }
     }
     scene
+}
+
+/// Mixed shapes on a heightfield ([`Hills`]): as [`mesh_terrain`], on a heightfield.
+pub fn heightfield_terrain(engine: Engine, n: usize) -> Scene {
+    mixed_on(engine, Hills::shape(), n, 0x68e3_1da4)
+}
+
+/// Mixed shapes on a triangle-mesh terrain ([`Terrain`]): `n × n` bodies (boxes, balls,
+/// capsules, cylinders, hulls in turn, each turned its own way) 2 m apart, 6 m above the
+/// terrain's highest point, dropped.
+pub fn mesh_terrain(engine: Engine, n: usize) -> Scene {
+    let (vertices, triangles) = Terrain::mesh();
+    let mesh = Shape::Trimesh {
+        vertices,
+        triangles,
+    };
+    mixed_on(engine, mesh, n, 0x9e37_79b9)
 }
 
 /// A joint of a ragdoll: the two parts' indices, the joint point, the kind of joint.
@@ -562,6 +624,8 @@ pub enum SceneKind {
     MixedPile,
     /// [`mesh_terrain`]: 30 × 30 = 900 mixed shapes on a triangle-mesh terrain.
     MeshTerrain,
+    /// [`heightfield_terrain`]: 30 × 30 = 900 mixed shapes on a heightfield.
+    HeightfieldTerrain,
     /// [`ragdolls`]: 48 ragdolls (528 bodies, 480 joints).
     Ragdolls,
     /// [`furniture_pile`]: 8³ = 512 tables and chairs.
@@ -572,7 +636,7 @@ pub enum SceneKind {
 
 impl SceneKind {
     /// Every timed scene, in the order the tables list them.
-    pub const ALL: [SceneKind; 13] = [
+    pub const ALL: [SceneKind; 14] = [
         SceneKind::Pyramid,
         SceneKind::LargePyramid,
         SceneKind::Pile,
@@ -583,6 +647,7 @@ impl SceneKind {
         SceneKind::Free10k,
         SceneKind::MixedPile,
         SceneKind::MeshTerrain,
+        SceneKind::HeightfieldTerrain,
         SceneKind::Ragdolls,
         SceneKind::Furniture,
         SceneKind::Drum,
@@ -601,6 +666,7 @@ impl SceneKind {
             SceneKind::Free10k => "free10k",
             SceneKind::MixedPile => "mixed",
             SceneKind::MeshTerrain => "terrain",
+            SceneKind::HeightfieldTerrain => "heightfield",
             SceneKind::Ragdolls => "ragdolls",
             SceneKind::Furniture => "furniture",
             SceneKind::Drum => "drum",
@@ -620,6 +686,7 @@ impl SceneKind {
             SceneKind::Free10k => free_balls(engine, UVec3::new(25, 16, 25), 3.0),
             SceneKind::MixedPile => mixed_pile(engine, 12),
             SceneKind::MeshTerrain => mesh_terrain(engine, 30),
+            SceneKind::HeightfieldTerrain => heightfield_terrain(engine, 30),
             SceneKind::Ragdolls => ragdolls(engine, 48),
             SceneKind::Furniture => furniture_pile(engine, 8),
             SceneKind::Drum => drum(engine, 10),
@@ -642,6 +709,7 @@ impl SceneKind {
             SceneKind::Free10k => (5, 125),
             SceneKind::MixedPile => (0, 360),
             SceneKind::MeshTerrain => (0, 300),
+            SceneKind::HeightfieldTerrain => (0, 300),
             SceneKind::Ragdolls => (0, 300),
             SceneKind::Furniture => (0, 300),
             SceneKind::Drum => (0, 360),

@@ -30,6 +30,11 @@ fn collider(shape: &Shape) -> rp::Collider {
                 .map(|&(centre, half)| (centre, Quat::IDENTITY, collider(&Shape::Cuboid(half))))
                 .collect(),
         ),
+        Shape::Heightfield {
+            heights,
+            samples,
+            size,
+        } => rp::Collider::heightfield(heights.clone(), *samples, *samples, *size),
         Shape::Trimesh {
             vertices,
             triangles,

@@ -1,8 +1,9 @@
 //! Box3D through boxddd 0.4, the binding bevy_boxddd 0.4 is built on, without Bevy:
 //! `World::step(1/60, 4)` on the calling thread (no task system). bevy_boxddd's own collider
 //! components cannot describe an arbitrary hull or triangle mesh, so the scenes use the
-//! binding's world directly. Box3D has no round cylinder (a 16-sided prism stands in) and puts
-//! meshes on static bodies only; a body of several boxes is several shapes on one body.
+//! binding's world directly. Box3D has no round cylinder (a 16-sided prism stands in), puts
+//! meshes and height fields on static bodies only, starts a height field at its body's origin
+//! and stores its heights in 16 bits; a body of several boxes is several shapes on one body.
 
 use bevy::math::{Quat, Vec3};
 use boxddd as bd;
@@ -85,6 +86,20 @@ impl Box3dSim {
                 }
                 return;
             }
+            Shape::Heightfield {
+                heights,
+                samples,
+                size,
+            } => {
+                // Box3D's grid starts at the body's origin and its scale is one cell: the body
+                // was placed half the field back (see `add_body`).
+                let n = *samples as i32;
+                let cell = *size / Vec3::new((n - 1) as f32, 1.0, (n - 1) as f32);
+                let field = bd::HeightFieldBuilder::new(n, n, heights.clone())
+                    .build(vector(cell))
+                    .expect("a height field");
+                world.create_height_field_shape(body, def, field)
+            }
             Shape::Trimesh {
                 vertices,
                 triangles,
@@ -108,11 +123,16 @@ impl Sim for Box3dSim {
             Motion::Dynamic => bd::BodyType::Dynamic,
             Motion::Kinematic => bd::BodyType::Kinematic,
         };
+        // A Box3D height field starts at its body's origin instead of being centred on it.
+        let position = match &body.shape {
+            Some(Shape::Heightfield { size, .. }) => body.position - 0.5 * size.with_y(0.0),
+            _ => body.position,
+        };
         let def = self
             .foundation
             .body_def_builder()
             .body_type(kind)
-            .position([body.position.x, body.position.y, body.position.z])
+            .position([position.x, position.y, position.z])
             .rotation(rotation(body.rotation))
             .linear_velocity(vector(body.linear_velocity))
             .angular_velocity(vector(body.angular_velocity))

@@ -29,6 +29,14 @@ fn collider(shape: &Shape) -> ip::Collider {
                 .map(|&(centre, half)| (centre, Quat::IDENTITY, collider(&Shape::Cuboid(half))))
                 .collect(),
         ),
+        Shape::Heightfield {
+            heights,
+            samples,
+            size,
+        } => ip::Collider::heightfield(
+            heights.chunks(*samples).map(<[f32]>::to_vec).collect(),
+            *size,
+        ),
         Shape::Trimesh {
             vertices,
             triangles,

@@ -46,6 +46,14 @@ fn shared_shape(shape: &Shape) -> ra::SharedShape {
                 })
                 .collect(),
         ),
+        Shape::Heightfield {
+            heights,
+            samples,
+            size,
+        } => {
+            let grid = rapier3d::parry::utils::Array2::new(*samples, *samples, heights.clone());
+            ra::SharedShape::heightfield(grid, vector(*size))
+        }
         Shape::Trimesh {
             vertices,
             triangles,
