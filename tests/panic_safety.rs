@@ -234,12 +234,21 @@ fn helper_chunks() -> u64 {
     PARALLEL_COUNTERS.helper_chunks.load(Ordering::SeqCst)
 }
 
-/// Runs `steps` calls of `step` and checks that the compute pool's helper took part (with the
-/// `parallel` feature) and every body stayed finite, failing (not hanging) after a minute.
+/// Runs `steps` calls of `step`, and more (up to 1,000: a loaded machine may start the helper
+/// late in many steps in a row) until the compute pool's helper took part (with the `parallel`
+/// feature); checks that it did and every body stayed finite, failing (not hanging) after a
+/// minute.
 fn steps_on_two_threads(app: &mut App, steps: usize, step: impl Fn(&mut App)) {
     let before = helper_chunks();
+    let helped = || !cfg!(feature = "parallel") || helper_chunks() > before;
     with_deadline(60, "steps after a panic", || {
         for _ in 0..steps {
+            step(app);
+        }
+        for _ in 0..1000 {
+            if helped() {
+                break;
+            }
             step(app);
         }
     });
@@ -253,13 +262,15 @@ fn steps_on_two_threads(app: &mut App, steps: usize, step: impl Fn(&mut App)) {
 }
 
 /// Arms the user code as `armed` says and updates `app` until it panics (a panic on the helper
-/// thread needs a step in which the helper claims the chunk with the tripwire's pair), and
+/// thread needs a step in which the helper claims the chunk with the tripwire's pair), at most
+/// 2,000 times, and
 /// checks that the panic reached the caller with its own message; then the same world steps
 /// on, and so does a new app.
 fn survives_a_panic_in_user_code(mut app: App, armed: Armed) {
     steps_on_two_threads(&mut app, 5, App::update);
     arm(armed);
-    let result = (0..100)
+    // A loaded machine may start the helper late in many steps in a row.
+    let result = (0..2000)
         .map(|_| catch_unwind(AssertUnwindSafe(|| app.update())))
         .find(Result::is_err);
     arm(Armed::Off);
