@@ -1,4 +1,4 @@
-//! Steady-state steps allocate nothing (DESIGN §4): a counting global allocator watches 100
+//! Steady-state steps allocate nothing (once warm, a step reuses its buffers): a counting global allocator watches 100
 //! steps of a resting scene of about 1000 bodies, after a warm-up, with sleeping off.
 //!
 //! The scene exercises the whole step: 900 boxes resting side by side on the ground (contacts,

@@ -1,8 +1,8 @@
-//! The custom-constraint example of the XPBD module docs kept in `../shared/reference/`, copied
-//! with only the crate name changed (`avian3d` → `impetus3d`), `EntityMapper::map_entity` →
-//! `get_mapped` (its Bevy 0.19 name) and `#[derive(Component)]` added so it can be spawned. It
-//! must compile, register with `solve_constraint::<CustomConstraint, 2>` exactly as the docs
-//! show, and run.
+//! The custom-constraint example of avian's XPBD module docs (one of the project's starting
+//! references), copied with only the crate name changed (`avian3d` → `impetus3d`),
+//! `EntityMapper::map_entity` → `get_mapped` (its Bevy 0.19 name) and `#[derive(Component)]`
+//! added so it can be spawned. It must compile, register with
+//! `solve_constraint::<CustomConstraint, 2>` exactly as the docs show, and run.
 //!
 //! The example's `impl` is behind `#[cfg(feature = "f32")]`, as in the docs: the crate is
 //! expected to have a default `f32` feature (the scalar type). Without it the `impl` vanishes

@@ -1,6 +1,6 @@
 //! The XPBD distance-constraint tutorial (Carmen Cincotti, "The Distance Constraint | XPBD",
-//! kept in `../shared/reference/`) reproduced with a user constraint: two particles of equal
-//! mass at (2, 2, 0) and (−2, −2, 0) with a rest length of 1 end at (±0.3536, ±0.3536, 0)
+//! one of the project's starting references) reproduced with a user constraint: two particles
+//! of equal mass at (2, 2, 0) and (−2, −2, 0) with a rest length of 1 end at (±0.3536, ±0.3536, 0)
 //! after the constraint first acts.
 
 use crate::common;

@@ -30,7 +30,7 @@
 //!
 //! A joint grid or a long chain spends nearly all its step in the joint passes (16 per step at
 //! the default 4 substeps × 4 [`XpbdIterations`]), so they touch only dense data made for
-//! them, and the ECS only at the ends of the step (DESIGN §4):
+//! them, and the ECS only at the ends of the step:
 //!
 //! - **Once per step** ([`SolverSet::PrepareJoints`](crate::SolverSet)), each joint type's
 //!   components are copied into a dense list, with their bodies' solver slots (resolved once,

@@ -26,7 +26,7 @@
 //!
 //! Rows are gathered once per step (in [`SolverSet::PrepareJoints`]): their Jacobians, the
 //! velocity change per unit impulse of each body and the effective mass `m = 1 / (J M⁻¹ Jᵀ)`
-//! are fixed for the step, like the contact constraints' (DESIGN §3). Each substep of length
+//! are fixed for the step, like the contact constraints'. Each substep of length
 //! `h` they are warm started with their accumulated impulse, solved with bias in
 //! [`SubstepSolverSet::SolveContacts`] and without it in [`SubstepSolverSet::Relax`], each
 //! right after the contacts, with the accumulated impulse clamped to
