@@ -445,17 +445,17 @@ fn mixed_quality(scene: &mut Scene) -> Quality {
     }
 }
 
-/// Bodies whose centre is below the terrain's surface (fell through it), bodies off its edge,
-/// and how still they are.
-fn terrain_quality(scene: &mut Scene) -> Quality {
+/// Bodies whose centre is below `floor(x, z)` (fell through the ground), bodies off its edge
+/// (where `floor` is `None`), and how still they are.
+fn ground_quality(scene: &mut Scene, floor: fn(f32, f32) -> Option<f32>) -> Quality {
     let positions = scene.positions();
     let sunk = positions
         .iter()
-        .filter(|p| Terrain::height_at(p.x, p.z).is_some_and(|h| p.y < h))
+        .filter(|p| floor(p.x, p.z).is_some_and(|h| p.y < h))
         .count();
     let off = positions
         .iter()
-        .filter(|p| Terrain::height_at(p.x, p.z).is_none())
+        .filter(|p| floor(p.x, p.z).is_none())
         .count();
     let speed = mean_speed(scene);
     Quality {
@@ -468,27 +468,15 @@ fn terrain_quality(scene: &mut Scene) -> Quality {
     }
 }
 
-/// Bodies whose centre is below the lowest corner of the heightfield cell under them (fell
-/// through it), bodies off its edge, and how still they are.
+/// The mesh terrain's: below the mesh's surface.
+fn terrain_quality(scene: &mut Scene) -> Quality {
+    ground_quality(scene, Terrain::height_at)
+}
+
+/// The heightfield's: below the lowest corner of the cell under the body, whichever way an
+/// engine splits its cells.
 fn heightfield_quality(scene: &mut Scene) -> Quality {
-    let positions = scene.positions();
-    let sunk = positions
-        .iter()
-        .filter(|p| Hills::lowest_corner(p.x, p.z).is_some_and(|h| p.y < h))
-        .count();
-    let off = positions
-        .iter()
-        .filter(|p| Hills::lowest_corner(p.x, p.z).is_none())
-        .count();
-    let speed = mean_speed(scene);
-    Quality {
-        cells: vec![
-            sunk.to_string(),
-            off.to_string(),
-            format!("{:.1}", speed * 1e3),
-        ],
-        key: format!("{sunk} / {:.1}", speed * 1e3),
-    }
+    ground_quality(scene, Hills::lowest_corner)
 }
 
 /// The largest and mean joint gap, parts below the ground, and how still the pile is.
