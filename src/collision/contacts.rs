@@ -100,6 +100,8 @@ pub struct ContactPair {
     /// Collider 2's pose in collider 1's frame when the manifolds were last built (see
     /// `narrow_phase::recycle`).
     pub(crate) built_at: Pose,
+    /// How its manifolds are recycled, decided when they were last built.
+    pub(crate) recycling: super::recycling::Recycling,
     pub(crate) touching: bool,
     pub(crate) was_touching: bool,
     pub(crate) sensor: bool,

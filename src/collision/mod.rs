@@ -9,6 +9,7 @@ pub mod mass_properties;
 #[cfg(feature = "collider-from-mesh")]
 pub mod mesh;
 pub mod narrow_phase;
+mod recycling;
 mod shape_checks;
 #[cfg(feature = "serialize")]
 pub mod shape_data;

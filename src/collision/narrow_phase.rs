@@ -9,11 +9,8 @@
 //! manifolds untouched and cost nothing.
 //!
 //! A pair whose colliders moved little relative to each other since its manifolds were built
-//! recycles them: each point keeps its anchors on the two colliders and only its distance along
-//! the normal is recomputed (see `recycle`), the same linearisation the substeps use. This is
-//! Box2D v3's and Box3D's contact recycling (Catto, "Solver2D", 2024; Box3D's `b3Collide`),
-//! here bounded by each point's own slide and by the relative rotation. A rebuilt manifold of
-//! more than four points is reduced to four (`reduce_manifold`), as Box2D v3 and Box3D do.
+//! recycles them (see [`super::recycling`]). A rebuilt manifold of more than four points is
+//! reduced to four (`reduce_manifold`), as Box2D v3 and Box3D do.
 
 use bevy::ecs::entity::EntityHashSet;
 use bevy::prelude::*;
@@ -22,6 +19,7 @@ use parry3d::query::{DefaultQueryDispatcher, PersistentQueryDispatcher, QueryDis
 
 use super::broad_phase::{BroadPhase, ColliderProxy, ProxyKind, prediction_distance};
 use super::contacts::{CollisionEnd, ContactGraph, ContactPair};
+use super::recycling::{Recycling, classify, recycle};
 use crate::parallel::{Shared, parallel_for};
 use crate::prefetch::{PREFETCH_ABOVE, prefetch};
 use crate::settings::SolverConfig;
@@ -34,14 +32,6 @@ const PARALLEL_PAIRS: usize = 1024;
 /// How many pairs ahead the pair updates prefetch a pair's manifold points (and twice as many
 /// its manifolds): see [`crate::prefetch`].
 const AHEAD: usize = 4;
-
-/// The largest distance (m) a contact point may have moved against the other collider since
-/// its manifold was built, for the manifold to be recycled.
-const RECYCLE_DISTANCE: f32 = 0.01;
-
-/// sin(θ / 2) of the largest relative rotation θ since the manifolds were built for which they
-/// are recycled (0.05 rad).
-const RECYCLE_TURN: f32 = 0.025;
 
 /// Merges this step's pairs into the contact graph and updates their manifolds.
 pub(crate) fn update_contacts(
@@ -144,24 +134,6 @@ fn merge_pairs(broad: &BroadPhase, graph: &mut ContactGraph) {
     graph.pairs = next;
 }
 
-/// Shapes without curved surfaces: boxes, convex hulls, triangles and meshes, compounds of
-/// those.
-fn is_polyhedral(shape: &dyn parry3d::shape::Shape) -> bool {
-    use parry3d::shape::TypedShape;
-    match shape.as_typed_shape() {
-        TypedShape::Cuboid(_)
-        | TypedShape::ConvexPolyhedron(_)
-        | TypedShape::Triangle(_)
-        | TypedShape::TriMesh(_)
-        | TypedShape::HeightField(_) => true,
-        TypedShape::Compound(compound) => compound
-            .shapes()
-            .iter()
-            .all(|(_, part)| is_polyhedral(&**part)),
-        _ => false,
-    }
-}
-
 /// A pair that left the broad phase (moved apart, despawned, disabled or filtered out): queue
 /// its end for reporting, and remember its bodies so that sleeping ones wake instead of
 /// floating where their support was.
@@ -190,6 +162,7 @@ fn new_pair(p1: &ColliderProxy, p2: &ColliderProxy) -> ContactPair {
         pose1: Pose::from_translation(bevy::math::Vec3::NAN),
         pose2: Pose::from_translation(bevy::math::Vec3::NAN),
         built_at: Pose::from_translation(bevy::math::Vec3::NAN),
+        recycling: Recycling::Never,
         touching: false,
         was_touching: false,
         sensor: p1.sensor || p2.sensor,
@@ -230,11 +203,8 @@ fn update_pair(
         return Ok(());
     }
     let prediction = prediction_distance(p1, p2, margin);
-    // Only between shapes without curved surfaces, whose points sit on corners and edges that
-    // turn with the bodies: a point carried round with a rolling ball or cylinder leaves its
-    // lowest point, and a cylinder lying on the ground then rocked on its carried points
-    // instead of coming to rest (at 3 cm/s after 2 s).
-    if is_polyhedral(&*p1.shape) && is_polyhedral(&*p2.shape) && recycle(pair, &pos12, prediction) {
+    let (shape1, shape2) = (&*p1.shape, &*p2.shape);
+    if recycle(pair, &pos12, prediction, shape1, shape2) {
         pair.touching = pair
             .manifolds
             .iter()
@@ -251,8 +221,8 @@ fn update_pair(
     pair.built_at = pos12;
     let result = DefaultQueryDispatcher.contact_manifolds(
         &pos12,
-        &*p1.shape,
-        &*p2.shape,
+        shape1,
+        shape2,
         prediction,
         &mut pair.manifolds,
         &mut pair.workspace,
@@ -266,55 +236,14 @@ fn update_pair(
         drop_stray_points(manifold, p1, p2, prediction);
         reduce_manifold(manifold);
     }
+    let kinematic = p1.kind == ProxyKind::Kinematic || p2.kind == ProxyKind::Kinematic;
+    pair.recycling = classify(&mut pair.manifolds, &pos12, shape1, shape2, kinematic);
     // Empty manifolds stay: parry's mesh pairs keep one manifold per triangle, by index.
     pair.touching = pair
         .manifolds
         .iter()
         .any(|m| m.points.iter().any(|c| c.dist <= tolerance));
     Ok(())
-}
-
-/// Recycles a pair's manifolds if its colliders moved little relative to each other since
-/// they were built: every point, carried along with collider 2, moved less than
-/// [`RECYCLE_DISTANCE`] in collider 1's frame and is still within the prediction distance, and
-/// the relative rotation is below [`RECYCLE_TURN`], so that no other feature can have come into
-/// contact. Each point keeps its anchors on both colliders and only its distance
-/// along the normal (fixed in collider 1's frame) is recomputed. Returns false (the manifolds
-/// must be rebuilt) otherwise, and for a pair without points.
-///
-/// The bounds are measured from when the manifolds were built, not from the last step, so a
-/// slow slide or turn gets fresh points once it adds up.
-fn recycle(pair: &mut ContactPair, pos12: &Pose, prediction: f32) -> bool {
-    let turn = pair.built_at.rotation.inverse() * pos12.rotation;
-    // False for a new pair too: its `built_at` is NaN.
-    let turned_little = turn.xyz().length_squared() < RECYCLE_TURN * RECYCLE_TURN;
-    if !turned_little || pair.manifolds.iter().all(|m| m.points.is_empty()) {
-        return false;
-    }
-    // Collider 2's subshape in collider 1's subshape's frame.
-    let relative = |m: &crate::collision::contacts::Manifold, pos12: &Pose| {
-        let inner = m.subshape_pos2.map_or(*pos12, |p2| *pos12 * p2);
-        m.subshape_pos1.map_or(inner, |p1| p1.inv_mul(&inner))
-    };
-    let limit = RECYCLE_DISTANCE * RECYCLE_DISTANCE;
-    for m in &pair.manifolds {
-        let (now, then) = (relative(m, pos12), relative(m, &pair.built_at));
-        for pt in &m.points {
-            let p2 = now * pt.local_p2;
-            if p2.distance_squared(then * pt.local_p2) > limit
-                || (p2 - pt.local_p1).dot(m.local_n1) > prediction
-            {
-                return false;
-            }
-        }
-    }
-    for m in &mut pair.manifolds {
-        let now = relative(m, pos12);
-        for pt in &mut m.points {
-            pt.dist = (now * pt.local_p2 - pt.local_p1).dot(m.local_n1);
-        }
-    }
-    true
 }
 
 /// Drops the points of a fresh manifold that cannot be contacts: those farther apart than the
