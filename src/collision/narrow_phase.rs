@@ -9,8 +9,8 @@
 //! manifolds untouched and cost nothing.
 //!
 //! A pair whose colliders moved little relative to each other since its manifolds were built
-//! recycles them (see the crate's `collision::recycling` module). A rebuilt manifold of more than four points is
-//! reduced to four (`reduce_manifold`), as Box2D v3 and Box3D do.
+//! recycles them (see the private `collision::recycling` module). A rebuilt manifold of more
+//! than four points is reduced to four (`reduce_manifold`), as Box2D v3 and Box3D do.
 
 use bevy::ecs::entity::EntityHashSet;
 use bevy::prelude::*;
