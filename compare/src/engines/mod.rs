@@ -9,6 +9,77 @@ use bevy::time::TimeUpdateStrategy;
 
 use crate::{BodyDef, DT, Engine, JointDef, Sim};
 
+/// The collider and body spawning of the Bevy engines whose APIs share avian's names (avian3d,
+/// and impetus3d, which mirrors them): `$p` is the engine's prelude. Defines `collider` and
+/// `spawn_body` in the module that invokes it.
+macro_rules! avian_names {
+    ($p:ident) => {
+        /// The engine's collider for `shape`.
+        fn collider(shape: &Shape) -> $p::Collider {
+            match shape {
+                Shape::Cuboid(half) => {
+                    $p::Collider::cuboid(2.0 * half.x, 2.0 * half.y, 2.0 * half.z)
+                }
+                Shape::Ball(radius) => $p::Collider::sphere(*radius),
+                Shape::Capsule {
+                    half_height,
+                    radius,
+                } => $p::Collider::capsule(*radius, 2.0 * half_height),
+                Shape::Cylinder {
+                    half_height,
+                    radius,
+                } => $p::Collider::cylinder(*radius, 2.0 * half_height),
+                Shape::Hull(points) => $p::Collider::convex_hull(points.clone()).expect("a hull"),
+                Shape::Boxes(boxes) => $p::Collider::compound(
+                    boxes
+                        .iter()
+                        .map(|&(centre, half)| {
+                            (centre, Quat::IDENTITY, collider(&Shape::Cuboid(half)))
+                        })
+                        .collect(),
+                ),
+                Shape::Heightfield {
+                    heights,
+                    samples,
+                    size,
+                } => $p::Collider::heightfield(
+                    heights.chunks(*samples).map(<[f32]>::to_vec).collect(),
+                    *size,
+                ),
+                Shape::Trimesh {
+                    vertices,
+                    triangles,
+                } => $p::Collider::trimesh(vertices.clone(), triangles.clone()),
+            }
+        }
+
+        /// Spawns `body` with its collider, never asleep.
+        fn spawn_body(world: &mut World, body: &BodyDef) -> Entity {
+            let kind = match body.motion {
+                Motion::Static => $p::RigidBody::Static,
+                Motion::Dynamic => $p::RigidBody::Dynamic,
+                Motion::Kinematic => $p::RigidBody::Kinematic,
+            };
+            let mut entity = world.spawn((
+                kind,
+                transform(body),
+                $p::LinearVelocity(body.linear_velocity),
+                $p::AngularVelocity(body.angular_velocity),
+            ));
+            if let Some(shape) = &body.shape {
+                entity.insert(collider(shape));
+            }
+            if body.motion == Motion::Dynamic {
+                entity.insert($p::SleepingDisabled);
+            }
+            if !body.collides {
+                entity.insert($p::CollisionLayers::NONE);
+            }
+            entity.id()
+        }
+    };
+}
+
 mod avian;
 mod bevy_rapier;
 mod box3d;
