@@ -98,7 +98,7 @@ pub struct ContactPair {
     pub(crate) pose1: Pose,
     pub(crate) pose2: Pose,
     /// Collider 2's pose in collider 1's frame when the manifolds were last built (see
-    /// `narrow_phase::recycle`).
+    /// `recycling::recycle`).
     pub(crate) built_at: Pose,
     /// How its manifolds are recycled, decided when they were last built.
     pub(crate) recycling: super::recycling::Recycling,

@@ -15,9 +15,10 @@
 //!   (the lowest point of a ball on the ground, the line a lying cylinder touches along). A
 //!   point carried round with a rolling body would leave the lowest point: a cylinder lying on
 //!   the ground rocked on its carried points and rolled away at 0.4 m/s within 10 s. The
-//!   normal a fresh manifold gets from parry's GJK/EPA is within a few thousandths of a radian
-//!   of the face's and moves with the solver's noise; it is snapped to the face's normal (when
-//!   within [`FACE_TILT`]), so that a resting cylinder's line of contact stays where it is.
+//!   normal a fresh manifold gets from parry's GJK/EPA is off the face's by a fraction of a
+//!   milliradian (0.2–0.5 mrad seen for a capsule against a box) and moves with the solver's
+//!   noise; it is snapped to the face's normal (when within [`FACE_TILT`]), so that a resting
+//!   cylinder's line of contact stays where it is.
 //! - Every other pair (two curved surfaces, a curved surface on an edge or a corner) is built
 //!   afresh every step, and so is a curved shape touching a kinematic body: a character
 //!   controller's push model, which shares a pushing body's closing speed step by step, is
@@ -106,7 +107,8 @@ pub(crate) fn classify(
 
 /// True if every manifold with points has its normal within [`FACE_TILT`] of a face of
 /// `flat` (collider 1 if `face_is_first`), which it is then snapped to; false (and nothing
-/// changed) if any meets an edge, a corner or a curved surface.
+/// changed) if any meets an edge, a corner or a curved surface, and for more than eight
+/// touching manifolds (a shape across that many triangles of a mesh is rebuilt every step).
 fn snap_to_faces(manifolds: &mut [Manifold], flat: &dyn Shape, face_is_first: bool) -> bool {
     let mut faces = [Vec3::ZERO; 8];
     let touching = || manifolds.iter().filter(|m| !m.points.is_empty());
@@ -158,8 +160,9 @@ fn face_normal(flat: &dyn Shape, subshape: u32, normal: Vec3) -> Option<Vec3> {
         let [a, b, c, _] = feature.vertices;
         let face = (b - a).cross(c - a).normalize_or_zero();
         let face = if face.dot(normal) < 0.0 { -face } else { face };
-        (face.cross(normal).length_squared() < FACE_TILT * FACE_TILT && face.dot(normal) > 0.0)
-            .then_some(face)
+        // A degenerate face (zero normal) passes the tilt test but not this.
+        let along = face.dot(normal) > 0.0;
+        (along && face.cross(normal).length_squared() < FACE_TILT * FACE_TILT).then_some(face)
     };
     match flat.as_composite_shape() {
         Some(composite) => composite.map_part_at(subshape, &mut |_, part, _| {
