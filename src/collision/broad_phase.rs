@@ -74,6 +74,9 @@ pub(crate) struct ColliderProxy {
     pub entity: Entity,
     pub body: Option<Entity>,
     pub shape: SharedShape,
+    /// The radius of the shape's local bounding sphere, kept with the shape: for a hull or a
+    /// mesh it is a pass over every vertex.
+    pub radius: Scalar,
     pub pose: Pose,
     /// The collider's pose relative to its body's origin (its world pose if it has no body).
     pub local: Pose,
@@ -96,6 +99,7 @@ impl ColliderProxy {
         Self {
             entity: Entity::PLACEHOLDER,
             body: None,
+            radius: shape.compute_local_bounding_sphere().radius,
             shape,
             pose: Pose::IDENTITY,
             local: Pose::IDENTITY,
@@ -350,7 +354,7 @@ impl BroadPhase {
         }
         let proxy = &mut self.proxies[index];
         if !std::sync::Arc::ptr_eq(&proxy.shape.0, &shape.0) {
-            proxy.shape = shape.clone();
+            *proxy = ColliderProxy::new(shape.clone());
         }
         proxy
     }
@@ -404,14 +408,14 @@ pub(crate) fn collect_colliders(
         if layers.is_inert() {
             continue;
         }
+        let radius = broad.proxy_slot(count, collider.shape()).radius;
         let body = collider_of.and_then(|c| bodies.get(c.body).ok().map(|b| (c.body, b)));
         let (kind, pose, shift, turn, body_friction, body_restitution) = match body {
             Some((_, (rb, position, rotation, v, w, sleeping, bf, br))) => {
                 let body_pose = crate::math::pose(position.0, rotation.0);
                 let pose = body_pose * local.pose();
                 let kind = ProxyKind::of(*rb, sleeping);
-                let reach = local.translation.length()
-                    + collider.shape().compute_local_bounding_sphere().radius;
+                let reach = local.translation.length() + radius;
                 let (shift, turn) = if matches!(kind, ProxyKind::Static | ProxyKind::Sleeping) {
                     (Vector::ZERO, 0.0)
                 } else {
@@ -445,7 +449,7 @@ pub(crate) fn collect_colliders(
         if !aabb.mins.is_finite() || !aabb.maxs.is_finite() {
             continue;
         }
-        let proxy = broad.proxy_slot(count, collider.shape());
+        let proxy = &mut broad.proxies[count];
         proxy.entity = entity;
         proxy.body = body.map(|(e, _)| e);
         proxy.pose = pose;

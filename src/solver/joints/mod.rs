@@ -967,16 +967,6 @@ pub(crate) fn signed_angle(a: Vector, b: Vector, axis: Vector) -> Scalar {
     a.cross(b).dot(axis).atan2(a.dot(b))
 }
 
-/// The rotation vector that turns unit vector `from` onto unit vector `to` (shortest arc).
-pub(crate) fn rotation_between(from: Vector, to: Vector) -> Vector {
-    let cross = from.cross(to);
-    let sin = cross.length();
-    if sin <= Scalar::EPSILON {
-        return Vector::ZERO;
-    }
-    cross / sin * sin.atan2(from.dot(to))
-}
-
 /// Joint velocity damping (Müller et al. 2020, §3.6): removes the fraction `min(c h, 1)` of the
 /// anchors' relative linear velocity and of the bodies' relative angular velocity.
 #[inline(never)]

@@ -33,6 +33,12 @@ pub(crate) trait XpbdJoint: Joint + Copy + Send + Sync + 'static {
     /// One pass of the joint's solve, with the joint's cache for this substep.
     fn solve_pass(&mut self, bodies: [JointBody; 2], step: Substep, cache: &mut JointCache);
 
+    /// Takes the readouts that depend on the bodies' poses (a hinge's angle) from the poses
+    /// the step ended with, once per step rather than in every pass.
+    fn read_out(&mut self, b1: &RigidBodyQueryItem, b2: &RigidBodyQueryItem) {
+        let _ = (b1, b2);
+    }
+
     /// Copies what the solver changed (force, torque, broken state, readouts, multipliers,
     /// and the relative pose or rest length taken on the first step) into `component`,
     /// leaving the settings, which the user may have changed meanwhile, alone.
@@ -666,6 +672,7 @@ impl PassLayout {
 /// how the validation stage finds joints the user changed).
 pub(crate) fn store_joints<J: XpbdJoint>(
     mut joints: ResMut<XpbdJoints>,
+    solver: Res<SolverBodies>,
     mut components: Query<(Entity, &mut J), Without<ConstraintDisabled>>,
 ) {
     let list = J::list(&mut joints);
@@ -674,6 +681,10 @@ pub(crate) fn store_joints<J: XpbdJoint>(
         if !row.general {
             entry.joint.absorb_point(row);
         }
+    }
+    for entry in &mut list.entries {
+        let [b1, b2] = entry.slots.map(|slot| &solver.bodies[slot]);
+        entry.joint.read_out(b1, b2);
     }
     let mut entries = list.entries.iter();
     let mut next = entries.next();

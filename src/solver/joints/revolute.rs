@@ -6,7 +6,7 @@ use bevy::prelude::*;
 use super::prepared::{JointList, XpbdJoint, XpbdJoints, solve_alone};
 use super::{
     JointBase, JointBody, JointCache, JointMotor, JointSolve, MotorTarget, Substep, check_axis,
-    check_limits, check_motor, impl_joint, rotation_between, signed_angle, wrap_angle,
+    check_limits, check_motor, impl_joint, signed_angle, wrap_angle,
 };
 use crate::math::{Scalar, Vector};
 use crate::solver::RigidBodyQueryItem;
@@ -43,11 +43,6 @@ pub struct RevoluteJoint {
     angle_limits: Option<(Scalar, Scalar)>,
     motor: Option<JointMotor>,
     angle: Scalar,
-    /// The last pass's hinge angle as `(sin, cos)` times one positive factor: its `atan2` is
-    /// `angle`, taken once per step when the solver stores the joint, not in every pass.
-    #[reflect(ignore)]
-    #[cfg_attr(feature = "serialize", serde(skip))]
-    angle_parts: (Scalar, Scalar),
     position_lagrange: Vector,
     align_lagrange: Scalar,
     limit_lagrange: Scalar,
@@ -65,7 +60,6 @@ impl RevoluteJoint {
             angle_limits: None,
             motor: None,
             angle: 0.0,
-            angle_parts: (0.0, 0.0),
             position_lagrange: Vector::ZERO,
             align_lagrange: 0.0,
             limit_lagrange: 0.0,
@@ -98,7 +92,7 @@ impl RevoluteJoint {
         self.motor.as_mut()
     }
 
-    /// The hinge angle at the last solve, rad.
+    /// The hinge angle at the end of the last step, rad.
     pub fn angle(&self) -> Scalar {
         self.angle
     }
@@ -136,8 +130,7 @@ impl XpbdConstraint<2> for RevoluteJoint {
 impl XpbdJoint for RevoluteJoint {
     fn store(&self, component: &mut Self) {
         component.base.store(&self.base);
-        // atan2(0, 0) = 0: a joint no pass has run reads 0.
-        component.angle = self.angle_parts.0.atan2(self.angle_parts.1);
+        component.angle = self.angle;
         component.position_lagrange = self.position_lagrange;
         component.align_lagrange = self.align_lagrange;
         component.limit_lagrange = self.limit_lagrange;
@@ -146,6 +139,15 @@ impl XpbdJoint for RevoluteJoint {
 
     fn list(joints: &mut XpbdJoints) -> &mut JointList<Self> {
         &mut joints.revolute
+    }
+
+    fn read_out(&mut self, b1: &RigidBodyQueryItem, b2: &RigidBodyQueryItem) {
+        let reference = self.aligned_axis.any_orthonormal_vector();
+        self.angle = signed_angle(
+            b1.rotation * reference,
+            b2.rotation * reference,
+            b1.rotation * self.aligned_axis,
+        );
     }
 
     fn solve_pass(
@@ -161,7 +163,9 @@ impl XpbdJoint for RevoluteJoint {
         let mut solve = JointSolve::new(step, cache);
         let compliance = self.base.compliance;
         let axis = self.aligned_axis;
-        let misalignment = rotation_between(b2.rotation() * axis, b1.rotation() * axis);
+        // `a₂ × a₁`, of length sin θ for a misalignment θ: the hinge correction of Müller et al.
+        // (2020, §3.3.2), the same fixed point as θ without an `atan2` in every pass.
+        let misalignment = (b2.rotation() * axis).cross(b1.rotation() * axis);
         solve.angle(
             &mut b1,
             &mut b2,
@@ -187,11 +191,9 @@ impl XpbdJoint for RevoluteJoint {
         }
         solve.point(&mut b1, &mut b2, &mut self.position_lagrange, compliance);
         // The motor goes last, so no other part of this pass turns the hinge after it.
-        let a1 = b1.rotation() * self.aligned_axis;
-        let (r1, r2) = (b1.rotation() * reference, b2.rotation() * reference);
-        self.angle_parts = (r1.cross(r2).dot(a1), r1.dot(r2));
         if let Some(motor) = self.motor {
-            let angle = self.angle_parts.0.atan2(self.angle_parts.1);
+            let a1 = b1.rotation() * self.aligned_axis;
+            let angle = signed_angle(b1.rotation() * reference, b2.rotation() * reference, a1);
             let (excess, compliance) = match motor.target {
                 MotorTarget::Position { target, compliance } => {
                     (wrap_angle(angle - target), compliance)
