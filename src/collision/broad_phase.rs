@@ -26,6 +26,7 @@
 
 use std::ops::Range;
 
+use bevy::platform::collections::HashSet;
 use bevy::prelude::*;
 use parry3d::bounding_volume::{Aabb, BoundingVolume};
 use parry3d::math::Pose;
@@ -118,20 +119,19 @@ impl ColliderProxy {
 /// Body pairs that must not collide (joined bodies), as `(min, max)` entity pairs.
 #[derive(Resource, Default)]
 pub(crate) struct CollisionExclusions {
-    /// This step's pairs, sorted and without repeats.
-    sorted: Vec<(Entity, Entity)>,
+    /// This step's pairs, for lookups by every candidate pair of the broad phase (a hash
+    /// lookup: a binary search over a ragdoll pile's 480 joints took 2 % of its step).
+    set: HashSet<(Entity, Entity)>,
     /// This step's pairs as collected (in the joints' query order).
     collected: Vec<(Entity, Entity)>,
-    /// Last step's `collected`: when a step collects the same, `sorted` stands.
+    /// Last step's `collected`: when a step collects the same, `set` stands.
     last: Vec<(Entity, Entity)>,
 }
 
 impl CollisionExclusions {
     pub(crate) fn excludes(&self, a: Option<Entity>, b: Option<Entity>) -> bool {
         match (a, b) {
-            (Some(a), Some(b)) if !self.sorted.is_empty() => {
-                self.sorted.binary_search(&(a.min(b), a.max(b))).is_ok()
-            }
+            (Some(a), Some(b)) if !self.set.is_empty() => self.set.contains(&(a.min(b), a.max(b))),
             _ => false,
         }
     }
@@ -146,14 +146,13 @@ impl CollisionExclusions {
         self.collected.push((a.min(b), a.max(b)));
     }
 
-    /// Ends a step's collection: sorts the pairs, unless they are last step's (the joints'
-    /// query order is stable, and sorting thousands of joints' pairs every step is not free).
+    /// Ends a step's collection: rebuilds the set, unless the pairs are last step's (the
+    /// joints' query order is stable, and hashing thousands of joints' pairs every step is not
+    /// free).
     pub(crate) fn finish(&mut self) {
         if self.collected != self.last {
-            self.sorted.clear();
-            self.sorted.extend_from_slice(&self.collected);
-            self.sorted.sort_unstable();
-            self.sorted.dedup();
+            self.set.clear();
+            self.set.extend(self.collected.iter().copied());
         }
         std::mem::swap(&mut self.collected, &mut self.last);
     }
