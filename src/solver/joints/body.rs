@@ -211,8 +211,8 @@ impl<'a> JointBody<'a> {
         if !self.x.dynamic {
             return 0.0;
         }
-        let rn = r.cross(n);
-        Vector::from(self.x.inverse_mass).dot(n * n) + rn.dot(self.inertia() * rn)
+        let rn = Vec3A::from(r.cross(n));
+        Vector::from(self.x.inverse_mass).dot(n * n) + rn.dot(self.x.turn(rn))
     }
 
     /// `nᵀ I⁻¹ n` for a turn about the unit axis `n` (0 for bodies that cannot move).
@@ -221,11 +221,8 @@ impl<'a> JointBody<'a> {
         if !self.x.dynamic {
             return 0.0;
         }
-        n.dot(self.inertia() * n)
-    }
-
-    fn inertia(&self) -> Matrix3 {
-        Matrix3::from(self.x.inverse_inertia)
+        let n = Vec3A::from(n);
+        n.dot(self.x.turn(n))
     }
 
     /// Angular velocity.
@@ -245,7 +242,7 @@ impl<'a> JointBody<'a> {
     pub(crate) fn add_velocity_impulse(&mut self, p: Vector, r: Vector) {
         if self.x.dynamic {
             self.full.linear_velocity += Vector::from(self.x.inverse_mass) * p;
-            self.full.angular_velocity += self.inertia() * r.cross(p);
+            self.full.angular_velocity += Vector::from(self.x.turn(r.cross(p).into()));
         }
     }
 
@@ -253,7 +250,7 @@ impl<'a> JointBody<'a> {
     #[inline]
     pub(crate) fn add_angular_velocity_impulse(&mut self, p: Vector) {
         if self.x.dynamic {
-            self.full.angular_velocity += self.inertia() * p;
+            self.full.angular_velocity += Vector::from(self.x.turn(p.into()));
         }
     }
 
