@@ -66,6 +66,8 @@ mod layering;
 mod layers;
 #[path = "mesh_colliders.rs"]
 mod mesh_colliders;
+#[path = "ragdoll_rest.rs"]
+mod ragdoll_rest;
 #[path = "recycling.rs"]
 mod recycling;
 #[path = "reflect.rs"]
