@@ -2,7 +2,7 @@
 //!
 //! Both tests fail today and are ignored (run them with `--ignored`): a body held partly by a
 //! contact and partly by a joint creeps at millimetres per second and never settles (two
-//! capsules of radii 5.5 and 5 cm joined end to end crawl along the ground at 7-12 mm/s; of
+//! capsules of radii 5.5 and 5 cm joined end to end crawl along the ground at 7-15 mm/s; of
 //! equal radii they rest at 0.001 mm/s). Box3D and rapier3d bring the same ragdoll to rest
 //! (0.0-0.2 mm/s). With sleeping on, the ragdoll's parts turn at 0.1-0.25 rad/s, above the
 //! default threshold, and it does not fall asleep. The crawl is proportional to the substep

@@ -119,8 +119,7 @@ impl ColliderProxy {
 /// Body pairs that must not collide (joined bodies), as `(min, max)` entity pairs.
 #[derive(Resource, Default)]
 pub(crate) struct CollisionExclusions {
-    /// This step's pairs, for lookups by every candidate pair of the broad phase (a hash
-    /// lookup: a binary search over a ragdoll pile's 480 joints took 2 % of its step).
+    /// This step's pairs, hashed: every candidate pair of the broad phase looks itself up.
     set: HashSet<(Entity, Entity)>,
     /// This step's pairs as collected (in the joints' query order).
     collected: Vec<(Entity, Entity)>,

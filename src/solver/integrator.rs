@@ -91,7 +91,7 @@ fn integrate_velocity(body: &mut RigidBodyQueryItem, h: Scalar, max_speed: Scala
 
 /// One step of `I ω̇ = −ω × I ω` (see the module docs) for the world angular velocity `omega`
 /// of a body at `rotation` with body-frame `inertia`, by the implicit midpoint rule (in SIMD
-/// vectors, a third of the scalar instructions).
+/// vectors).
 fn gyroscopic_step(omega: Vector, rotation: Quaternion, inertia: Matrix3, h: Scalar) -> Vector {
     let inertia = Mat3A::from(inertia);
     let w0 = rotation.inverse() * Vec3A::from(omega);
