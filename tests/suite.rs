@@ -52,6 +52,8 @@ mod joints_chain;
 mod joints_collision;
 #[path = "joints_kinds.rs"]
 mod joints_kinds;
+#[path = "joints_on_contacts.rs"]
+mod joints_on_contacts;
 #[path = "joints_pendulum.rs"]
 mod joints_pendulum;
 #[path = "joints_sleeping.rs"]
@@ -66,8 +68,6 @@ mod layering;
 mod layers;
 #[path = "mesh_colliders.rs"]
 mod mesh_colliders;
-#[path = "ragdoll_rest.rs"]
-mod ragdoll_rest;
 #[path = "recycling.rs"]
 mod recycling;
 #[path = "reflect.rs"]

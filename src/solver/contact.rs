@@ -1004,6 +1004,11 @@ trait GroupKernel: Sync {
 }
 
 impl ContactConstraints {
+    /// The solver slots of the two bodies of every manifold in this step's solve.
+    pub(crate) fn body_pairs(&self) -> impl Iterator<Item = (u32, u32)> + '_ {
+        self.manifolds.iter().map(|m| (m.b1, m.b2))
+    }
+
     /// Runs `kernel` on every block, colour after colour: two blocks at a time in eight AVX
     /// lanes where the CPU has AVX (adjacent blocks of a colour with as many point slots),
     /// else one at a time in four. The blocks of a colour share no dynamic body, and a lane

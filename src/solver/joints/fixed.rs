@@ -3,6 +3,7 @@
 use bevy::ecs::reflect::ReflectMapEntities;
 use bevy::prelude::*;
 
+use super::contact_rows::Held;
 use super::prepared::{JointList, XpbdJoint, XpbdJoints, solve_alone};
 use super::{JointBase, JointBody, JointCache, JointSolve, Substep, impl_joint};
 use crate::math::{Quaternion, Scalar, Vector, rotation_vector};
@@ -80,6 +81,10 @@ impl XpbdConstraint<2> for FixedJoint {
 }
 
 impl XpbdJoint for FixedJoint {
+    fn held(&self, _: Quaternion) -> [Held; 2] {
+        [Held::All, Held::All]
+    }
+
     fn prepare(&mut self, b1: &RigidBodyQueryItem, b2: &RigidBodyQueryItem) {
         if !self.base.is_broken() {
             self.relative_rotation

@@ -83,6 +83,12 @@
 //!   to f32 rounding, and the step costs less than the four passes did. Branching trees,
 //!   loops and grids keep the passes; [`XpbdIterations`] sets those passes only (a path takes
 //!   one Newton step per substep, exact for the linearized constraints).
+//! - **Joints on contacts.** A joint with a body in a contact this step also enters the
+//!   contact solve as rigid velocity rows along what it always holds, without position bias and
+//!   warm started from the last step, so friction is solved against the joint's load rather
+//!   than meeting it as a position correction after the fact, which made jointed bodies lying
+//!   on the ground crawl and never fall asleep (the module `contact_rows` in the source says
+//!   more). Its [`force`](Joint::force) and [`torque`](Joint::torque) include the rows' share.
 //! - **After the substeps** ([`SolverSet::Writeback`](crate::SolverSet)), what the solver
 //!   changed (force, torque, broken state, readouts such as [`RevoluteJoint::angle`],
 //!   multipliers, the relative pose or rest length taken on the first step) is copied back into
@@ -104,6 +110,7 @@
 //!   Simulation with Extended Position Based Dynamics*, SCA 2020.
 
 mod body;
+mod contact_rows;
 mod d6;
 mod distance;
 mod fixed;
@@ -169,6 +176,9 @@ pub struct JointBase {
     pub collide_connected: bool,
     force: Vector,
     torque: Vector,
+    /// The per-step impulses (linear, angular) on body 1 of the joint's velocity rows in the
+    /// last step, their warm start (see `contact_rows`); zero if it had none.
+    row_impulses: [Vector; 2],
     broken: bool,
     /// Whether this substep's velocity damping was applied (damping runs once per substep,
     /// however many passes the solver makes).
@@ -189,6 +199,7 @@ impl JointBase {
             collide_connected: false,
             force: Vector::ZERO,
             torque: Vector::ZERO,
+            row_impulses: [Vector::ZERO; 2],
             broken: false,
             damped: false,
         }
@@ -203,6 +214,36 @@ impl JointBase {
         self.force = Vector::ZERO;
         self.torque = Vector::ZERO;
         self.damped = false;
+    }
+
+    /// The per-step impulses (linear, angular) on body 1 of the joint's velocity rows in the
+    /// last step.
+    pub(crate) fn row_impulses(&self) -> [Vector; 2] {
+        self.row_impulses
+    }
+
+    /// Takes the impulses `[linear, angular]` on body 1 of the joint's velocity rows in the
+    /// last substep (of length `h`, one of `substeps`): keeps them per step for the next
+    /// step's warm start, adds their force and torque on body 2 to the last substep's, and
+    /// breaks the joint if the force now exceeds its break force.
+    pub(crate) fn take_row_impulses(
+        &mut self,
+        [linear, angular]: [Vector; 2],
+        h: Scalar,
+        substeps: Scalar,
+    ) {
+        self.row_impulses = [linear * substeps, angular * substeps];
+        if self.broken || (linear == Vector::ZERO && angular == Vector::ZERO) {
+            return;
+        }
+        self.force -= linear / h;
+        self.torque -= angular / h;
+        if self
+            .break_force
+            .is_some_and(|max| self.force.length() > max)
+        {
+            self.broken = true;
+        }
     }
 
     /// True once the joint has broken.
@@ -222,6 +263,7 @@ impl JointBase {
     pub(crate) fn store(&mut self, solved: &JointBase) {
         self.force = solved.force;
         self.torque = solved.torque;
+        self.row_impulses = solved.row_impulses;
         self.broken = solved.broken;
         self.damped = solved.damped;
     }
@@ -468,6 +510,7 @@ impl Plugin for JointPlugin {
                         prepared::prepare_joints::<RevoluteJoint>,
                         prepared::prepare_joints::<SphericalJoint>,
                         prepared::prepare_joints::<DistanceJoint>,
+                        contact_rows::add_joint_rows,
                         solve_velocity_constraint::<D6Joint, 2>,
                     )
                         .chain()

@@ -11,14 +11,16 @@ use bevy::ecs::entity::EntityHashSet;
 use bevy::math::Vec3A;
 use bevy::prelude::*;
 
+use super::contact_rows::{Held, JointRows};
 use super::path::JointPaths;
 use super::point::{PointRow, solve_four};
 use super::{
     DistanceJoint, FixedJoint, Joint, JointBody, JointCache, PrismaticJoint, RevoluteJoint,
     SphericalJoint, Substep, XBody,
 };
-use crate::math::Scalar;
+use crate::math::{Quaternion, Scalar};
 use crate::schedule::PhysicsStepTime;
+use crate::solver::rows::VelocityRows;
 use crate::solver::xpbd::{ConstraintDisabled, ParticipantData, XpbdIterations, resolve};
 use crate::solver::{RigidBodyQueryItem, SolverBodies};
 
@@ -46,6 +48,14 @@ pub(crate) trait XpbdJoint: Joint + Copy + Send + Sync + 'static {
 
     /// This joint type's list.
     fn list(joints: &mut XpbdJoints) -> &mut JointList<Self>;
+
+    /// What the joint always holds, linear (at the anchors) and angular, with body 1 turned
+    /// by `rotation1`: the axes of its velocity rows (see
+    /// [`contact_rows`](super::contact_rows)).
+    fn held(&self, rotation1: Quaternion) -> [Held; 2] {
+        let _ = rotation1;
+        [Held::Free; 2]
+    }
 
     /// Whether joints of this type may take the [`PointRow`] fast path.
     const POINT_ROWS: bool = false;
@@ -95,19 +105,19 @@ fn arms(base: &super::JointBase, b1: &RigidBodyQueryItem, b2: &RigidBodyQueryIte
 
 /// One joint ready for the substep loop.
 #[derive(Clone, Copy)]
-struct Prepared<J> {
+pub(super) struct Prepared<J> {
     /// Its bodies' places in the compact body array.
     records: [usize; 2],
     /// Its bodies' solver slots.
-    slots: [usize; 2],
+    pub(super) slots: [usize; 2],
     /// Each anchor relative to its body's centre of mass, in the body frame.
-    arms: [Vec3A; 2],
+    pub(super) arms: [Vec3A; 2],
     /// What its solve keeps between the passes of a substep.
     cache: JointCache,
     /// The joint entity.
     entity: Entity,
     /// A copy of the component, solved in place and stored back after the substeps.
-    joint: J,
+    pub(super) joint: J,
 }
 
 /// The prepared joints of one type, in the order of their entity indices.
@@ -116,6 +126,9 @@ pub(crate) struct JointList<J> {
     /// For types with [`XpbdJoint::POINT_ROWS`], one per entry: its fast-path state, or a
     /// placeholder sending it down the general path.
     rows: Vec<PointRow>,
+    /// One per entry once [`add_joint_rows`](super::contact_rows::add_joint_rows) ran: its
+    /// velocity rows this step.
+    velocity: Vec<JointRows>,
     /// Joints warned about missing or repeated entities.
     warned: EntityHashSet,
     /// Scratch: the joint entities by index, when the query does not yield them so.
@@ -127,6 +140,7 @@ impl<J> Default for JointList<J> {
         Self {
             entries: Vec::new(),
             rows: Vec::new(),
+            velocity: Vec::new(),
             warned: EntityHashSet::default(),
             by_index: Vec::new(),
         }
@@ -134,6 +148,11 @@ impl<J> Default for JointList<J> {
 }
 
 impl<J: XpbdJoint> JointList<J> {
+    /// The prepared joints, and their velocity rows to fill in.
+    pub(super) fn entries_and_rows(&mut self) -> (&[Prepared<J>], &mut Vec<JointRows>) {
+        (&self.entries, &mut self.velocity)
+    }
+
     /// Adds the joint of `entity` to the list, with its bodies resolved to solver slots and
     /// compact records, unless it is left out (see [`prepare_joints`]).
     fn push(
@@ -409,6 +428,8 @@ pub(crate) struct XpbdJoints {
     levels: Vec<u32>,
     order: Vec<u32>,
     four: Vec<(u32, bool)>,
+    /// Scratch: per solver slot, whether the body is in a contact this step.
+    pub(super) touching: Vec<bool>,
     pub(super) fixed: JointList<FixedJoint>,
     pub(super) prismatic: JointList<PrismaticJoint>,
     pub(super) revolute: JointList<RevoluteJoint>,
@@ -440,6 +461,7 @@ pub(crate) fn prepare_joints<J: XpbdJoint>(
     let list = J::list(&mut joints);
     list.entries.clear();
     list.rows.clear();
+    list.velocity.clear();
     // Gauss–Seidel results depend on the order, so joints are visited by entity index, not in
     // the ECS storage order, which changes whenever a joint entity gains or loses a component
     // (a joint breaking moves another into its place). The query is walked when it already
@@ -673,6 +695,8 @@ impl PassLayout {
 pub(crate) fn store_joints<J: XpbdJoint>(
     mut joints: ResMut<XpbdJoints>,
     solver: Res<SolverBodies>,
+    rows: Res<VelocityRows>,
+    time: Res<PhysicsStepTime>,
     mut components: Query<(Entity, &mut J), Without<ConstraintDisabled>>,
 ) {
     let list = J::list(&mut joints);
@@ -682,7 +706,15 @@ pub(crate) fn store_joints<J: XpbdJoint>(
             entry.joint.absorb_point(row);
         }
     }
-    for entry in &mut list.entries {
+    // Then the velocity rows' share of the load (after the rows' state: it adds to the force).
+    let (h, substeps) = (time.substep_delta, time.substeps.max(1) as Scalar);
+    for (index, entry) in list.entries.iter_mut().enumerate() {
+        let velocity = list.velocity.get(index).copied().unwrap_or_default();
+        let impulses = velocity.impulses(&rows);
+        entry
+            .joint
+            .base_mut()
+            .take_row_impulses(impulses, h, substeps);
         let [b1, b2] = entry.slots.map(|slot| &solver.bodies[slot]);
         entry.joint.read_out(b1, b2);
     }

@@ -3,6 +3,7 @@
 use bevy::ecs::reflect::ReflectMapEntities;
 use bevy::prelude::*;
 
+use super::contact_rows::Held;
 use super::prepared::{JointList, XpbdJoint, XpbdJoints, solve_alone};
 use super::{
     Anchors, JointBase, JointBody, JointCache, JointMotor, JointSolve, MotorTarget, Substep,
@@ -129,6 +130,10 @@ impl XpbdConstraint<2> for PrismaticJoint {
 }
 
 impl XpbdJoint for PrismaticJoint {
+    fn held(&self, rotation1: Quaternion) -> [Held; 2] {
+        [Held::AllBut(rotation1 * self.free_axis), Held::All]
+    }
+
     fn store(&self, component: &mut Self) {
         component.base.store(&self.base);
         component.relative_rotation = component.relative_rotation.or(self.relative_rotation);

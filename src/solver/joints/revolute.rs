@@ -3,12 +3,13 @@
 use bevy::ecs::reflect::ReflectMapEntities;
 use bevy::prelude::*;
 
+use super::contact_rows::Held;
 use super::prepared::{JointList, XpbdJoint, XpbdJoints, solve_alone};
 use super::{
     JointBase, JointBody, JointCache, JointMotor, JointSolve, MotorTarget, Substep, check_axis,
     check_limits, check_motor, impl_joint, signed_angle, wrap_angle,
 };
-use crate::math::{Scalar, Vector};
+use crate::math::{Quaternion, Scalar, Vector};
 use crate::solver::RigidBodyQueryItem;
 use crate::solver::xpbd::XpbdConstraint;
 use crate::validation::{Validate, join};
@@ -128,6 +129,10 @@ impl XpbdConstraint<2> for RevoluteJoint {
 }
 
 impl XpbdJoint for RevoluteJoint {
+    fn held(&self, rotation1: Quaternion) -> [Held; 2] {
+        [Held::All, Held::AllBut(rotation1 * self.aligned_axis)]
+    }
+
     fn store(&self, component: &mut Self) {
         component.base.store(&self.base);
         component.angle = self.angle;

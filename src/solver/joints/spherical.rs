@@ -3,12 +3,13 @@
 use bevy::ecs::reflect::ReflectMapEntities;
 use bevy::prelude::*;
 
+use super::contact_rows::Held;
 use super::point::PointRow;
 use super::prepared::{JointList, XpbdJoint, XpbdJoints, solve_alone};
 use super::{
     JointBase, JointBody, JointCache, JointSolve, Substep, check_axis, check_limits, impl_joint,
 };
-use crate::math::{Scalar, Vector};
+use crate::math::{Quaternion, Scalar, Vector};
 use crate::solver::RigidBodyQueryItem;
 use crate::solver::xpbd::XpbdConstraint;
 use crate::validation::{Validate, join};
@@ -170,6 +171,10 @@ impl XpbdConstraint<2> for SphericalJoint {
 }
 
 impl XpbdJoint for SphericalJoint {
+    fn held(&self, _: Quaternion) -> [Held; 2] {
+        [Held::All, Held::Free]
+    }
+
     #[inline(always)]
     fn solve_pass(
         &mut self,

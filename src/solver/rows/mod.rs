@@ -75,6 +75,7 @@ mod solve;
 mod user;
 
 pub use solve::VelocityRows;
+pub(crate) use solve::{PreparedRow, StepContext};
 pub(crate) use user::RowMap;
 pub use user::{
     RowSink, VelocityConstraint, VelocityConstraintCache, VelocityConstraintCaches,
