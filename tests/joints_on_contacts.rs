@@ -7,7 +7,7 @@
 //! saw it (two capsules of radii 5.5 and 5 cm joined end to end crawled along the ground at
 //! 7-15 mm/s, the ragdoll below at up to 38 mm/s, in proportion to the substep, and the ragdoll
 //! never fell asleep). Joints with a body in a contact now also enter the contact solve as
-//! velocity rows (`solver::joints::contact_rows`); these tests fail without them.
+//! velocity blocks (`solver::joints::contact_blocks`); these tests fail without them.
 
 use crate::{common, joints_common};
 
@@ -158,7 +158,7 @@ fn two_capsules_joined_end_to_end_lying_come_to_rest() {
 
 /// A ball on frictionless ground, pushed sideways by a constant force and held by a prismatic
 /// joint that lets it move only vertically: the contact carries the weight, the joint exactly
-/// the push, and the joint reports it (the joint's velocity rows carry most of it).
+/// the push, and the joint reports it (the joint's velocity blocks carry most of it).
 #[test]
 fn a_joint_on_a_resting_body_reports_the_load_it_holds() {
     let mut app = app();
@@ -200,7 +200,7 @@ fn a_joint_on_a_resting_body_reports_the_load_it_holds() {
 }
 
 /// A lighter ball held the same way by a compliant joint: the joint gives way by compliance ×
-/// load, as it does away from contacts (velocity rows would hold it rigid, so it has none).
+/// load, as it does away from contacts (velocity blocks would hold it rigid, so it has none).
 #[test]
 fn a_compliant_joint_on_a_resting_body_stretches_under_its_load() {
     let mut app = app();

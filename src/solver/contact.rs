@@ -892,7 +892,7 @@ fn recompute_anchor(
 /// Whether velocity rows run on the body items right after each contact pass (then the
 /// contact passes hand the velocities back to the items after themselves).
 fn rows_present(rows: &Option<Res<VelocityRows>>) -> bool {
-    rows.as_ref().is_some_and(|r| !r.rows.is_empty())
+    rows.as_ref().is_some_and(|r| !r.is_empty())
 }
 
 /// Re-applies the accumulated impulses at the start of each substep.

@@ -3,7 +3,7 @@
 use bevy::ecs::reflect::ReflectMapEntities;
 use bevy::prelude::*;
 
-use super::contact_rows::Held;
+use super::contact_blocks::Held;
 use super::prepared::{JointList, XpbdJoint, XpbdJoints, solve_alone};
 use super::{JointBase, JointBody, JointCache, JointSolve, Substep, impl_joint};
 use crate::math::{Quaternion, Scalar, Vector, rotation_vector};

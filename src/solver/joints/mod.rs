@@ -84,11 +84,11 @@
 //!   loops and grids keep the passes; [`XpbdIterations`] sets those passes only (a path takes
 //!   one Newton step per substep, exact for the linearized constraints).
 //! - **Joints on contacts.** A joint with a body in a contact this step also enters the
-//!   contact solve as rigid velocity rows along what it always holds, without position bias and
+//!   contact solve as rigid velocity blocks over what it always holds, without position bias and
 //!   warm started from the last step, so friction is solved against the joint's load rather
 //!   than meeting it as a position correction after the fact, which made jointed bodies lying
-//!   on the ground crawl and never fall asleep (the module `contact_rows` in the source says
-//!   more). Its [`force`](Joint::force) and [`torque`](Joint::torque) include the rows' share.
+//!   on the ground crawl and never fall asleep (the module `contact_blocks` in the source says
+//!   more). Its [`force`](Joint::force) and [`torque`](Joint::torque) include the blocks' share.
 //! - **After the substeps** ([`SolverSet::Writeback`](crate::SolverSet)), what the solver
 //!   changed (force, torque, broken state, readouts such as [`RevoluteJoint::angle`],
 //!   multipliers, the relative pose or rest length taken on the first step) is copied back into
@@ -110,7 +110,7 @@
 //!   Simulation with Extended Position Based Dynamics*, SCA 2020.
 
 mod body;
-mod contact_rows;
+mod contact_blocks;
 mod d6;
 mod distance;
 mod fixed;
@@ -176,9 +176,9 @@ pub struct JointBase {
     pub collide_connected: bool,
     force: Vector,
     torque: Vector,
-    /// The per-step impulses (linear, angular) on body 1 of the joint's velocity rows in the
-    /// last step, their warm start (see `contact_rows`); zero if it had none.
-    row_impulses: [Vector; 2],
+    /// The per-step impulses (linear, angular) on body 1 of the joint's velocity blocks in the
+    /// last step, their warm start (see `contact_blocks`); zero if it had none.
+    block_impulses: [Vector; 2],
     broken: bool,
     /// Whether this substep's velocity damping was applied (damping runs once per substep,
     /// however many passes the solver makes).
@@ -199,7 +199,7 @@ impl JointBase {
             collide_connected: false,
             force: Vector::ZERO,
             torque: Vector::ZERO,
-            row_impulses: [Vector::ZERO; 2],
+            block_impulses: [Vector::ZERO; 2],
             broken: false,
             damped: false,
         }
@@ -216,23 +216,23 @@ impl JointBase {
         self.damped = false;
     }
 
-    /// The per-step impulses (linear, angular) on body 1 of the joint's velocity rows in the
+    /// The per-step impulses (linear, angular) on body 1 of the joint's velocity blocks in the
     /// last step.
-    pub(crate) fn row_impulses(&self) -> [Vector; 2] {
-        self.row_impulses
+    pub(crate) fn block_impulses(&self) -> [Vector; 2] {
+        self.block_impulses
     }
 
-    /// Takes the impulses `[linear, angular]` on body 1 of the joint's velocity rows in the
+    /// Takes the impulses `[linear, angular]` on body 1 of the joint's velocity blocks in the
     /// last substep (of length `h`, one of `substeps`): keeps them per step for the next
     /// step's warm start, adds their force and torque on body 2 to the last substep's, and
     /// breaks the joint if the force now exceeds its break force.
-    pub(crate) fn take_row_impulses(
+    pub(crate) fn take_block_impulses(
         &mut self,
         [linear, angular]: [Vector; 2],
         h: Scalar,
         substeps: Scalar,
     ) {
-        self.row_impulses = [linear * substeps, angular * substeps];
+        self.block_impulses = [linear * substeps, angular * substeps];
         if self.broken || (linear == Vector::ZERO && angular == Vector::ZERO) {
             return;
         }
@@ -263,7 +263,7 @@ impl JointBase {
     pub(crate) fn store(&mut self, solved: &JointBase) {
         self.force = solved.force;
         self.torque = solved.torque;
-        self.row_impulses = solved.row_impulses;
+        self.block_impulses = solved.block_impulses;
         self.broken = solved.broken;
         self.damped = solved.damped;
     }
@@ -510,7 +510,7 @@ impl Plugin for JointPlugin {
                         prepared::prepare_joints::<RevoluteJoint>,
                         prepared::prepare_joints::<SphericalJoint>,
                         prepared::prepare_joints::<DistanceJoint>,
-                        contact_rows::add_joint_rows,
+                        contact_blocks::add_joint_blocks,
                         solve_velocity_constraint::<D6Joint, 2>,
                     )
                         .chain()

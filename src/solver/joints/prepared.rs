@@ -11,7 +11,7 @@ use bevy::ecs::entity::EntityHashSet;
 use bevy::math::Vec3A;
 use bevy::prelude::*;
 
-use super::contact_rows::{Held, JointRows};
+use super::contact_blocks::{Held, JointBlocks};
 use super::path::JointPaths;
 use super::point::{PointRow, solve_four};
 use super::{
@@ -50,8 +50,8 @@ pub(crate) trait XpbdJoint: Joint + Copy + Send + Sync + 'static {
     fn list(joints: &mut XpbdJoints) -> &mut JointList<Self>;
 
     /// What the joint always holds, linear (at the anchors) and angular, with body 1 turned
-    /// by `rotation1`: the axes of its velocity rows (see
-    /// [`contact_rows`](super::contact_rows)).
+    /// by `rotation1`: what its velocity blocks hold (see
+    /// [`contact_blocks`](super::contact_blocks)).
     fn held(&self, rotation1: Quaternion) -> [Held; 2] {
         let _ = rotation1;
         [Held::Free; 2]
@@ -126,9 +126,9 @@ pub(crate) struct JointList<J> {
     /// For types with [`XpbdJoint::POINT_ROWS`], one per entry: its fast-path state, or a
     /// placeholder sending it down the general path.
     rows: Vec<PointRow>,
-    /// One per entry once [`add_joint_rows`](super::contact_rows::add_joint_rows) ran: its
-    /// velocity rows this step.
-    velocity: Vec<JointRows>,
+    /// One per entry once [`add_joint_blocks`](super::contact_blocks::add_joint_blocks) ran: its
+    /// velocity blocks this step.
+    velocity_blocks: Vec<JointBlocks>,
     /// Joints warned about missing or repeated entities.
     warned: EntityHashSet,
     /// Scratch: the joint entities by index, when the query does not yield them so.
@@ -140,7 +140,7 @@ impl<J> Default for JointList<J> {
         Self {
             entries: Vec::new(),
             rows: Vec::new(),
-            velocity: Vec::new(),
+            velocity_blocks: Vec::new(),
             warned: EntityHashSet::default(),
             by_index: Vec::new(),
         }
@@ -149,8 +149,8 @@ impl<J> Default for JointList<J> {
 
 impl<J: XpbdJoint> JointList<J> {
     /// The prepared joints, and their velocity rows to fill in.
-    pub(super) fn entries_and_rows(&mut self) -> (&[Prepared<J>], &mut Vec<JointRows>) {
-        (&self.entries, &mut self.velocity)
+    pub(super) fn entries_and_blocks(&mut self) -> (&[Prepared<J>], &mut Vec<JointBlocks>) {
+        (&self.entries, &mut self.velocity_blocks)
     }
 
     /// Adds the joint of `entity` to the list, with its bodies resolved to solver slots and
@@ -461,7 +461,7 @@ pub(crate) fn prepare_joints<J: XpbdJoint>(
     let list = J::list(&mut joints);
     list.entries.clear();
     list.rows.clear();
-    list.velocity.clear();
+    list.velocity_blocks.clear();
     // Gauss–Seidel results depend on the order, so joints are visited by entity index, not in
     // the ECS storage order, which changes whenever a joint entity gains or loses a component
     // (a joint breaking moves another into its place). The query is walked when it already
@@ -706,15 +706,16 @@ pub(crate) fn store_joints<J: XpbdJoint>(
             entry.joint.absorb_point(row);
         }
     }
-    // Then the velocity rows' share of the load (after the rows' state: it adds to the force).
+    // Then the velocity blocks' share of the load (it adds to the force the fast-path rows
+    // just set).
     let (h, substeps) = (time.substep_delta, time.substeps.max(1) as Scalar);
     for (index, entry) in list.entries.iter_mut().enumerate() {
-        let velocity = list.velocity.get(index).copied().unwrap_or_default();
-        let impulses = velocity.impulses(&rows);
+        let blocks = list.velocity_blocks.get(index).copied().unwrap_or_default();
+        let impulses = blocks.impulses(&rows);
         entry
             .joint
             .base_mut()
-            .take_row_impulses(impulses, h, substeps);
+            .take_block_impulses(impulses, h, substeps);
         let [b1, b2] = entry.slots.map(|slot| &solver.bodies[slot]);
         entry.joint.read_out(b1, b2);
     }

@@ -3,7 +3,7 @@
 use bevy::ecs::reflect::ReflectMapEntities;
 use bevy::prelude::*;
 
-use super::contact_rows::Held;
+use super::contact_blocks::Held;
 use super::point::PointRow;
 use super::prepared::{JointList, XpbdJoint, XpbdJoints, solve_alone};
 use super::{

@@ -67,15 +67,22 @@
 //! Impulses are reported and limited per step (N·s); internally each substep applies and
 //! clamps `1 / substeps` of them, as the contact solver does.
 //!
+//! Beside the rows, [`VelocityRows`] holds three-dimensional velocity *blocks* (the engine's
+//! own, not user-facing): a joint's anchors or rotations held together in every direction (or
+//! every direction but one free axis) and solved exactly in one update, after the rows in each
+//! pass. The built-in XPBD joints whose bodies rest on contacts add them (see the module
+//! `block` in the source).
+//!
 //! [`SolverSet::PrepareJoints`]: crate::SolverSet::PrepareJoints
 //! [`SubstepSolverSet::SolveContacts`]: crate::SubstepSolverSet::SolveContacts
 //! [`SubstepSolverSet::Relax`]: crate::SubstepSolverSet::Relax
 
+mod block;
 mod solve;
 mod user;
 
+pub(crate) use block::PreparedBlock;
 pub use solve::VelocityRows;
-pub(crate) use solve::{PreparedRow, StepContext};
 pub(crate) use user::RowMap;
 pub use user::{
     RowSink, VelocityConstraint, VelocityConstraintCache, VelocityConstraintCaches,

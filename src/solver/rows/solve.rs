@@ -2,7 +2,7 @@
 
 use bevy::prelude::*;
 
-use super::{ConstraintRow, RowMode, RowSoftness};
+use super::{ConstraintRow, PreparedBlock, RowMode, RowSoftness};
 use crate::math::{Scalar, Vector};
 use crate::schedule::PhysicsStepTime;
 use crate::settings::SolverConfig;
@@ -80,6 +80,9 @@ pub(crate) struct PreparedRow {
 pub struct VelocityRows {
     #[reflect(ignore)]
     pub(crate) rows: Vec<PreparedRow>,
+    /// The step's velocity blocks, solved after the rows.
+    #[reflect(ignore)]
+    pub(crate) blocks: Vec<PreparedBlock>,
     /// The per-step impulses of the rows of the last finished step, by row index.
     #[reflect(ignore)]
     pub(crate) last_impulses: Vec<Scalar>,
@@ -339,6 +342,14 @@ pub(crate) fn clear_rows(mut rows: ResMut<VelocityRows>, time: Res<PhysicsStepTi
     rows.last_step = rows.step;
     rows.step = time.step_count;
     rows.rows.clear();
+    rows.blocks.clear();
+}
+
+impl VelocityRows {
+    /// Whether there is anything to solve this step.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.rows.is_empty() && self.blocks.is_empty()
+    }
 }
 
 /// Re-applies the accumulated impulses at the start of each substep (after the contacts').
@@ -346,6 +357,9 @@ pub(crate) fn warm_start_rows(mut solver: ResMut<SolverBodies>, rows: Res<Veloci
     let bodies = &mut solver.bodies;
     for row in &rows.rows {
         row.apply(bodies, row.impulse);
+    }
+    for block in &rows.blocks {
+        block.apply(bodies, block.impulse);
     }
 }
 
@@ -363,6 +377,9 @@ pub(crate) fn solve_rows(
     for row in &mut rows.rows {
         row.solve(bodies, true, h, elapsed);
     }
+    for block in &mut rows.blocks {
+        block.solve(bodies);
+    }
 }
 
 /// The relax solve, after position integration (after the contacts').
@@ -374,6 +391,9 @@ pub(crate) fn relax_rows(
     let h = time.substep_delta;
     let elapsed = (time.substep + 1) as Scalar * h;
     let bodies = &mut solver.bodies;
+    for block in rows.blocks.iter_mut().rev() {
+        block.solve(bodies);
+    }
     for row in rows.rows.iter_mut().rev() {
         row.solve(bodies, false, h, elapsed);
     }
