@@ -58,6 +58,11 @@ impl Default for JointBlocks {
 }
 
 impl JointBlocks {
+    /// Whether the joint has any block.
+    pub(crate) fn any(&self) -> bool {
+        self.0 != [u32::MAX; 2]
+    }
+
     /// The impulses the blocks applied to body 1 in the last substep, linear and angular
     /// (zero without blocks).
     pub(crate) fn impulses(&self, rows: &VelocityRows) -> [Vector; 2] {

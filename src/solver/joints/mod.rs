@@ -89,6 +89,9 @@
 //!   than meeting it as a position correction after the fact, which made jointed bodies lying
 //!   on the ground crawl and never fall asleep (the module `contact_blocks` in the source says
 //!   more). Its [`force`](Joint::force) and [`torque`](Joint::torque) include the blocks' share.
+//!   Such a joint then takes one XPBD pass per substep, not [`XpbdIterations`]: its blocks keep
+//!   it closed to first order, and the pass corrects the second-order drift of the position
+//!   update.
 //! - **After the substeps** ([`SolverSet::Writeback`](crate::SolverSet)), what the solver
 //!   changed (force, torque, broken state, readouts such as [`RevoluteJoint::angle`],
 //!   multipliers, the relative pose or rest length taken on the first step) is copied back into

@@ -148,7 +148,14 @@ impl<J> Default for JointList<J> {
 }
 
 impl<J: XpbdJoint> JointList<J> {
-    /// The prepared joints, and their velocity rows to fill in.
+    /// Whether the joint at `entry` has velocity blocks this step.
+    fn has_velocity_blocks(&self, entry: usize) -> bool {
+        self.velocity_blocks
+            .get(entry)
+            .is_some_and(JointBlocks::any)
+    }
+
+    /// The prepared joints, and their velocity blocks to fill in.
     pub(super) fn entries_and_blocks(&mut self) -> (&[Prepared<J>], &mut Vec<JointBlocks>) {
         (&self.entries, &mut self.velocity_blocks)
     }
@@ -404,7 +411,7 @@ impl Records {
 /// What the joint-pass schedule of one joint is made from: its bodies' records, whether it
 /// takes the four-lane fast path and whether it has broken (a broken joint ends a
 /// [path](super::path)), and whether each body can move.
-type ScheduleKey = (u32, u32, [bool; 2], [bool; 2]);
+type ScheduleKey = (u32, u32, [bool; 3], [bool; 2]);
 
 /// The prepared built-in XPBD joints of the step in progress, by type, and the compact
 /// records of their bodies.
@@ -551,6 +558,17 @@ impl XpbdJoints {
         }
     }
 
+    /// Whether joint `entry` of `list` has velocity blocks this step.
+    fn has_velocity_blocks(&self, list: ListId, entry: usize) -> bool {
+        match list {
+            ListId::Fixed => self.fixed.has_velocity_blocks(entry),
+            ListId::Prismatic => self.prismatic.has_velocity_blocks(entry),
+            ListId::Revolute => self.revolute.has_velocity_blocks(entry),
+            ListId::Spherical => self.spherical.has_velocity_blocks(entry),
+            ListId::Distance => self.distance.has_velocity_blocks(entry),
+        }
+    }
+
     /// The compact records of the bodies of joint `entry` of `list`.
     fn records_of(&self, list: ListId, entry: usize) -> [usize; 2] {
         match list {
@@ -583,7 +601,8 @@ impl XpbdJoints {
                 let lanes = row.is_some_and(PointRow::takes_lanes);
                 let broken = row.is_some_and(|row| row.broken);
                 let dynamic = [a, b].map(|r| self.records.dynamic[r]);
-                (a as u32, b as u32, [lanes, broken], dynamic)
+                let blocks = self.has_velocity_blocks(list, entry);
+                (a as u32, b as u32, [lanes, broken, blocks], dynamic)
             }));
         }
         let unchanged = key == self.scheduled && self.scheduled_passes == passes;
@@ -638,6 +657,11 @@ impl XpbdJoints {
             }
             let (pass, list, entry) = layout.decode(flat as usize);
             if list == ListId::Spherical && paths.on_path(entry) {
+                continue;
+            }
+            // A joint whose velocity blocks already hold it in the contact solve only corrects
+            // the second-order drift the position update leaves: one pass.
+            if pass > 0 && self.has_velocity_blocks(list, entry) {
                 continue;
             }
             let (entry, first) = (entry as u32, pass == 0);

@@ -366,7 +366,9 @@ pub fn solve_constraint<C, const ENTITY_COUNT: usize>(
 ///
 /// Chains of plain spherical joints (no limits or damping) are not solved in passes: each
 /// takes one exact Newton step per substep (see the [joint docs](crate::solver::joints)),
-/// whatever this says.
+/// whatever this says. A built-in joint with a body on a contact takes one pass: the contact
+/// solve already holds it at the velocity level, and its pass only corrects the drift the
+/// position update leaves.
 #[derive(Resource, Reflect, Clone, Copy, Debug, PartialEq, Eq)]
 #[reflect(Resource, Default, Debug, PartialEq)]
 #[cfg_attr(
