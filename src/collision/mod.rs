@@ -1,5 +1,6 @@
 //! Collision detection: colliders, the broad phase, the narrow phase and contact reporting.
 
+mod box_box;
 pub mod broad_phase;
 pub mod collider;
 pub mod contacts;

@@ -17,8 +17,9 @@ use bevy::prelude::*;
 use parry3d::math::Pose;
 use parry3d::query::{DefaultQueryDispatcher, PersistentQueryDispatcher, QueryDispatcher};
 
+use super::box_box::box_box_manifold;
 use super::broad_phase::{BroadPhase, ColliderProxy, ProxyKind, prediction_distance};
-use super::contacts::{CollisionEnd, ContactGraph, ContactPair};
+use super::contacts::{CollisionEnd, ContactGraph, ContactPair, Manifold};
 use super::recycling::{Recycling, classify, recycle};
 use crate::parallel::{Shared, parallel_for};
 use crate::prefetch::{PREFETCH_ABOVE, prefetch};
@@ -28,6 +29,10 @@ use crate::settings::SolverConfig;
 /// 210-cube pyramid's few hundred pairs to the other core cost more than it saved when the
 /// VM's two cores were far apart (a 400 ns cache-line round trip).
 const PARALLEL_PAIRS: usize = 1024;
+
+/// How much more, as a fraction of the linear slop, another axis must separate two boxes to
+/// replace the preferred one (see [`box_box`](super::box_box)); Box2D's 0.1.
+const BOX_FEATURE_BIAS: f32 = 0.1;
 
 /// How many pairs ahead the pair updates prefetch a pair's manifold points (and twice as many
 /// its manifolds): see [`crate::prefetch`].
@@ -219,14 +224,33 @@ fn update_pair(
         manifold.local_n2 = bevy::math::Vec3::ZERO;
     }
     pair.built_at = pos12;
-    let result = DefaultQueryDispatcher.contact_manifolds(
-        &pos12,
-        shape1,
-        shape2,
-        prediction,
-        &mut pair.manifolds,
-        &mut pair.workspace,
-    );
+    let result = match (shape1.as_cuboid(), shape2.as_cuboid()) {
+        (Some(cuboid1), Some(cuboid2)) => {
+            pair.manifolds.truncate(1);
+            if pair.manifolds.is_empty() {
+                pair.manifolds
+                    .push(Manifold::with_data(0, 0, Default::default()));
+            }
+            let bias = BOX_FEATURE_BIAS * tolerance;
+            box_box_manifold(
+                &pos12,
+                cuboid1,
+                cuboid2,
+                prediction,
+                bias,
+                &mut pair.manifolds[0],
+            );
+            Ok(())
+        }
+        _ => DefaultQueryDispatcher.contact_manifolds(
+            &pos12,
+            shape1,
+            shape2,
+            prediction,
+            &mut pair.manifolds,
+            &mut pair.workspace,
+        ),
+    };
     if result.is_err() {
         pair.manifolds.clear();
         pair.touching = false;
