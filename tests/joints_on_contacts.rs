@@ -156,20 +156,15 @@ fn two_capsules_joined_end_to_end_lying_come_to_rest() {
     assert!(v < AT_REST, "fastest capsule after 10 s: {v} m/s");
 }
 
-/// A ball on frictionless ground, pushed sideways by a constant force and held by a prismatic
-/// joint that lets it move only vertically: the contact carries the weight, the joint exactly
-/// the push, and the joint reports it (the joint's velocity blocks carry most of it).
-#[test]
-fn a_joint_on_a_resting_body_reports_the_load_it_holds() {
-    let mut app = app();
-    let ground = ground(&mut app);
+/// A ball of `radius` resting on frictionless ground, pushed by the constant force `push`, and
+/// a static anchor body at its centre: `(ball, anchor)`.
+fn pushed_ball(app: &mut App, radius: f32, push: Vec3) -> (Entity, Entity) {
+    let ground = ground(app);
     app.world_mut()
         .entity_mut(ground)
         .insert(Friction::new(0.0));
-    let radius = 0.5;
-    let push = Vec3::new(20.0, 0.0, 0.0);
     let ball = spawn(
-        &mut app,
+        app,
         (
             RigidBody::Dynamic,
             Collider::sphere(radius),
@@ -180,9 +175,20 @@ fn a_joint_on_a_resting_body_reports_the_load_it_holds() {
         ),
     );
     let anchor = spawn(
-        &mut app,
+        app,
         (RigidBody::Static, Transform::from_xyz(0.0, radius, 0.0)),
     );
+    (ball, anchor)
+}
+
+/// A ball on frictionless ground, pushed sideways by a constant force and held by a prismatic
+/// joint that lets it move only vertically: the contact carries the weight, the joint exactly
+/// the push, and the joint reports it (the joint's velocity blocks carry most of it).
+#[test]
+fn a_joint_on_a_resting_body_reports_the_load_it_holds() {
+    let mut app = app();
+    let push = Vec3::new(20.0, 0.0, 0.0);
+    let (ball, anchor) = pushed_ball(&mut app, 0.5, push);
     let joint = spawn(
         &mut app,
         PrismaticJoint::new(anchor, ball).with_free_axis(Vec3::Y),
@@ -204,27 +210,8 @@ fn a_joint_on_a_resting_body_reports_the_load_it_holds() {
 #[test]
 fn a_compliant_joint_on_a_resting_body_stretches_under_its_load() {
     let mut app = app();
-    let ground = ground(&mut app);
-    app.world_mut()
-        .entity_mut(ground)
-        .insert(Friction::new(0.0));
-    let radius = 0.1;
     let push = Vec3::new(20.0, 0.0, 0.0);
-    let ball = spawn(
-        &mut app,
-        (
-            RigidBody::Dynamic,
-            Collider::sphere(radius),
-            Friction::new(0.0),
-            Transform::from_xyz(0.0, radius, 0.0),
-            ConstantForce(push),
-            SleepingDisabled,
-        ),
-    );
-    let anchor = spawn(
-        &mut app,
-        (RigidBody::Static, Transform::from_xyz(0.0, radius, 0.0)),
-    );
+    let (ball, anchor) = pushed_ball(&mut app, 0.1, push);
     let compliance = 1e-3;
     spawn(
         &mut app,
