@@ -243,12 +243,6 @@ impl PreparedRow {
         elapsed: Scalar,
     ) -> Scalar {
         let speed = self.speed(body0, body1) - self.target;
-        if self.free_side == 0.0 && self.soft == SoftCoefficients::RIGID && !self.spring {
-            // Rigid and two-sided, without position correction (a joint's velocity row beside
-            // its XPBD passes): the error is never used, and reading it would touch two more
-            // cache lines of each body.
-            return -self.mass * speed;
-        }
         if self.spring {
             let c = self.error_now(body0, body1, elapsed);
             return -self.mass * self.soft.mass_scale * (speed + self.soft.bias_rate * c)
