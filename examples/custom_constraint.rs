@@ -20,6 +20,9 @@ use impetus3d::{dynamics::solver::xpbd::XpbdConstraint, prelude::*};
 /// A rope of fixed length between `local_anchor1` on `entity1` and `local_anchor2` on
 /// `entity2` (in each body's frame, relative to its origin).
 #[derive(Component)]
+// Solved in the order constraints were spawned, the same on every machine (see
+// `impetus3d::body::creation`).
+#[require(CreationOrder)]
 struct CustomConstraint {
     entity1: Entity,
     entity2: Entity,

@@ -133,9 +133,13 @@
 //! (colliders, masses, forces, settings) and your own components are not in a snapshot. The
 //! full list of what is and is not captured is in [`snapshot`].
 //!
-//! Because a restore changes how the ECS stores entities, nothing in a step depends on that
-//! storage order: joints, velocity constraints and swept bodies are solved in the order of
-//! their entity indices, contacts in pair order.
+//! Nothing in a step depends on how the ECS stores entities (a restore changes it) or on
+//! `Entity` values (they differ between the peers of a networked game): wherever an order
+//! matters, the engine uses the order in which bodies, colliders, joints and constraints were
+//! added ([`CreationOrder`]). **The determinism contract**: peers that spawn the same physics
+//! entities in the same order, with the same component values, and step with the same inputs
+//! get bit-identical results, whatever their `Entity` values, archetypes or storage order. See
+//! [`body::creation`].
 //!
 //! ## In a game
 //!
@@ -249,7 +253,7 @@ use bevy::prelude::*;
 pub mod prelude {
     pub use crate::body::{
         AngularDamping, AngularVelocity, CenterOfMass, ColliderDensity, ComputedMass,
-        ConstantForce, ConstantTorque, ExternalImpulse, GravityScale, LinearDamping,
+        ConstantForce, ConstantTorque, CreationOrder, ExternalImpulse, GravityScale, LinearDamping,
         LinearVelocity, LockedAxes, Mass, Position, RigidBody, Rotation, Sleeping,
         SleepingDisabled,
     };

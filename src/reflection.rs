@@ -124,6 +124,8 @@ impl Plugin for ReflectionPlugin {
     fn build(&self, app: &mut App) {
         // Bodies.
         app.register_type::<RigidBody>()
+            .register_type::<crate::body::CreationOrder>()
+            .register_type::<crate::body::CreationCounter>()
             .register_type::<Position>()
             .register_type::<Rotation>()
             .register_type::<LinearVelocity>()

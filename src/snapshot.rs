@@ -105,7 +105,10 @@
 //! - the velocity rows of the last step (of D6 joints and of your
 //!   [`VelocityConstraint`](crate::solver::rows::VelocityConstraint)s) and where each
 //!   constraint's rows went, for warm starting and impulse read-back;
-//! - [`PhysicsStepTime`], including `step_count`.
+//! - [`PhysicsStepTime`], including `step_count`;
+//! - the [`CreationCounter`], so that physics entities spawned again after a restore get the
+//!   [`CreationOrder`](crate::CreationOrder) they got the first time (despawn the ones spawned
+//!   since the capture, as a rollback does, or two entities share a number).
 //!
 //! # What it does not hold, and why
 //!
@@ -130,16 +133,17 @@
 //!   warning, and warnings change no result.
 //! - The app's clocks (`Time`, `Time<Fixed>` and its accumulated time): a restore does not
 //!   change how many steps the next frame runs.
-//! - Entity layout in ECS storage. No result depends on it: joints, velocity constraints and
-//!   swept bodies are solved in the order of their entity indices, contacts in pair order,
-//!   and bodies independently of each other, never in storage order (which changes whenever
-//!   an entity gains or loses a component, as a restore does).
+//! - Entity layout in ECS storage. No result depends on it: joints, velocity constraints,
+//!   swept bodies and contact pairs are solved in creation order (see
+//!   [`body::creation`](crate::body::creation)), and bodies independently of each other, never
+//!   in storage order (which changes whenever an entity gains or loses a component, as a
+//!   restore does).
 
 use bevy::prelude::*;
 
 use crate::body::{
-    AngularVelocity, ConstantForce, ConstantTorque, ExternalImpulse, LinearVelocity, PoseSync,
-    Position, RigidBody, Rotation, SleepTimer, Sleeping,
+    AngularVelocity, ConstantForce, ConstantTorque, CreationCounter, ExternalImpulse,
+    LinearVelocity, PoseSync, Position, RigidBody, Rotation, SleepTimer, Sleeping,
 };
 use crate::character::CharacterControllerState;
 use crate::collision::broad_phase::BroadPhase;
@@ -158,6 +162,7 @@ use crate::spatial_query::{QueryTreeStale, RayHits, ShapeHits, update_spatial_qu
 #[derive(Clone)]
 pub struct PhysicsSnapshot {
     step_time: Option<PhysicsStepTime>,
+    creation: Option<CreationCounter>,
     bodies: Vec<BodyState>,
     joints: Vec<JointState>,
     characters: Vec<(Entity, CharacterControllerState)>,
@@ -250,6 +255,7 @@ impl PhysicsSnapshot {
     pub fn capture(world: &mut World) -> Self {
         Self {
             step_time: world.get_resource::<PhysicsStepTime>().copied(),
+            creation: world.get_resource::<CreationCounter>().copied(),
             bodies: capture_bodies(world),
             joints: capture_joints(world),
             characters: capture_cloned::<CharacterControllerState>(world),
@@ -321,6 +327,11 @@ impl PhysicsSnapshot {
             (self.step_time, world.get_resource_mut::<PhysicsStepTime>())
         {
             *current = time;
+        }
+        if let (Some(counter), Some(mut current)) =
+            (self.creation, world.get_resource_mut::<CreationCounter>())
+        {
+            *current = counter;
         }
         if let (Some(pairs), Some(mut graph)) =
             (&self.contacts, world.get_resource_mut::<ContactGraph>())

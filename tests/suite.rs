@@ -68,6 +68,8 @@ mod layering;
 mod layers;
 #[path = "mesh_colliders.rs"]
 mod mesh_colliders;
+#[path = "peer_determinism.rs"]
+mod peer_determinism;
 #[path = "recycling.rs"]
 mod recycling;
 #[path = "reflect.rs"]

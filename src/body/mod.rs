@@ -7,9 +7,11 @@
 //! is then relative to the parent, follows). Colliders on the
 //! entity or on its children give it mass, centre of mass and inertia ([`mass`]).
 
+pub mod creation;
 pub mod mass;
 pub mod sync;
 
+pub use creation::{CreationCounter, CreationOrder};
 pub use mass::{CenterOfMass, ColliderDensity, ComputedMass, Mass};
 
 use bevy::ecs::lifecycle::HookContext;
@@ -45,7 +47,8 @@ use crate::validation::{Validate, check, check_vector, non_negative};
     ComputedMass,
     SleepTimer,
     PoseSync,
-    Transform
+    Transform,
+    CreationOrder
 )]
 pub enum RigidBody {
     /// Moved by forces, contacts and joints.

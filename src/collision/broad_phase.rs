@@ -38,7 +38,9 @@ use super::collider::{
     Friction, Restitution, Sensor,
 };
 use super::hooks::ActiveCollisionHooks;
-use crate::body::{AngularVelocity, LinearVelocity, Position, RigidBody, Rotation, Sleeping};
+use crate::body::{
+    AngularVelocity, CreationOrder, LinearVelocity, Position, RigidBody, Rotation, Sleeping,
+};
 use crate::math::{Scalar, Vector};
 use crate::parallel::{Shared, pool_with_helpers, run_chunks};
 use crate::schedule::PhysicsStepTime;
@@ -73,6 +75,8 @@ impl ProxyKind {
 #[derive(Clone)]
 pub(crate) struct ColliderProxy {
     pub entity: Entity,
+    /// The collider's [`CreationOrder::pair_key`], which orders pairs (newest first).
+    pub key: u64,
     pub body: Option<Entity>,
     pub shape: SharedShape,
     /// The radius of the shape's local bounding sphere, kept with the shape: for a hull or a
@@ -99,6 +103,7 @@ impl ColliderProxy {
     pub(crate) fn new(shape: SharedShape) -> Self {
         Self {
             entity: Entity::PLACEHOLDER,
+            key: 0,
             body: None,
             radius: shape.compute_local_bounding_sphere().radius,
             shape,
@@ -183,8 +188,9 @@ const QUERY_CHUNK: usize = 64;
 #[derive(Resource, Default)]
 pub(crate) struct BroadPhase {
     pub proxies: Vec<ColliderProxy>,
-    /// Overlapping pairs as proxy indices, `proxies[a].entity < proxies[b].entity`, sorted by
-    /// entity so downstream order never depends on tree shape.
+    /// Overlapping pairs as proxy indices, `proxies[a].key < proxies[b].key`, sorted by key
+    /// (newest collider first) so downstream order never depends on tree shape or `Entity`
+    /// values.
     pub pairs: Vec<(u32, u32)>,
     bvh: Bvh,
     workspace: BvhWorkspace,
@@ -193,8 +199,8 @@ pub(crate) struct BroadPhase {
     leaves: Vec<u32>,
     /// Counts tree updates, to tell leaves seen in the latest one from stale ones.
     generation: u64,
-    /// The overlapping leaf pairs of the tree as it stands, with their entities' bits (sorted
-    /// by those bits when `candidates_sorted`).
+    /// The overlapping leaf pairs of the tree as it stands, with their colliders' keys (sorted
+    /// by them when `candidates_sorted`).
     candidates: Vec<Candidate>,
     candidates_sorted: bool,
     /// This step's pairs with their entities' bits, for sorting without indirection.
@@ -371,6 +377,7 @@ pub(crate) fn collect_colliders(
     colliders: Query<
         (
             Entity,
+            &CreationOrder,
             &Collider,
             &ColliderPose,
             Option<&ColliderOf>,
@@ -399,8 +406,18 @@ pub(crate) fn collect_colliders(
     let margin = config.speculative_distance();
     let max_speed = config.max_linear_speed();
     let mut count = 0;
-    for (entity, collider, local, collider_of, layers, sensor, friction, restitution, hooks) in
-        &colliders
+    for (
+        entity,
+        order,
+        collider,
+        local,
+        collider_of,
+        layers,
+        sensor,
+        friction,
+        restitution,
+        hooks,
+    ) in &colliders
     {
         let layers = layers.copied().unwrap_or_default();
         if layers.is_inert() {
@@ -449,6 +466,7 @@ pub(crate) fn collect_colliders(
         }
         let proxy = &mut broad.proxies[count];
         proxy.entity = entity;
+        proxy.key = order.pair_key();
         proxy.body = body.map(|(e, _)| e);
         proxy.pose = pose;
         proxy.local = local;
@@ -477,7 +495,7 @@ pub(crate) fn find_pairs(mut broad: ResMut<BroadPhase>, exclusions: Res<Collisio
 
 /// Collects this step's pairs from the updated tree: filters the standing candidates if no
 /// leaf moved, brings them up to date with queries if few did, and traverses the tree if many
-/// did (or if a candidate's entity changed).
+/// did (or if a candidate's collider changed).
 fn find_pairs_in(broad: &mut BroadPhase, exclusions: &CollisionExclusions) {
     let current = if broad.moved.is_empty() {
         true
@@ -516,7 +534,7 @@ fn note_moved(moved: &mut Vec<u32>, leaf_moved: &mut Vec<bool>, leaf: u32) {
 const MOVED_FOR_TRAVERSAL: usize = 4;
 
 impl BroadPhase {
-    /// Traverses the tree against itself: this step's pairs, sorted by entity, and every
+    /// Traverses the tree against itself: this step's pairs, sorted by key, and every
     /// overlapping leaf pair as the candidates (sorted when first filtered).
     fn traverse(&mut self, exclusions: &CollisionExclusions) {
         self.candidates.clear();
@@ -527,7 +545,7 @@ impl BroadPhase {
             .traverse_bvtt_single_tree::<false>(&mut self.workspace, &mut |l1, l2| {
                 let (a, b) = (leaf_proxy[l1 as usize].0, leaf_proxy[l2 as usize].0);
                 let (p1, p2) = (&proxies[a as usize], &proxies[b as usize]);
-                let (k1, k2) = (p1.entity.to_bits(), p2.entity.to_bits());
+                let (k1, k2) = (p1.key, p2.key);
                 let (k1, k2, l1, l2, a, b) = if k1 < k2 {
                     (k1, k2, l1, l2, a, b)
                 } else {
@@ -538,8 +556,8 @@ impl BroadPhase {
                     keyed.push((k1, k2, a, b));
                 }
             });
-        // `Entity`'s order is its bits' order, so that downstream order never depends on the
-        // tree's shape; the keys are distinct.
+        // Sorted by the colliders' keys (their creation order), so that downstream order never
+        // depends on the tree's shape or on `Entity` values; the keys are distinct.
         self.keyed_pairs.sort_unstable();
         self.pairs.clear();
         self.pairs
@@ -547,7 +565,7 @@ impl BroadPhase {
         self.candidates_sorted = false;
     }
 
-    /// Sorts the candidates by their entities' bits, unless they are.
+    /// Sorts the candidates by their colliders' keys, unless they are.
     fn sort_candidates(&mut self) {
         if !self.candidates_sorted {
             self.candidates.sort_unstable();
@@ -575,11 +593,7 @@ impl BroadPhase {
         self.candidates
             .retain(|&(_, _, l1, l2)| !moved(l1) && !moved(l2));
         let (bvh, leaf_proxy, proxies) = (&self.bvh, &self.leaf_proxy, &self.proxies);
-        let key = |leaf: u32| {
-            proxies[leaf_proxy[leaf as usize].0 as usize]
-                .entity
-                .to_bits()
-        };
+        let key = |leaf: u32| proxies[leaf_proxy[leaf as usize].0 as usize].key;
         // The candidates of the moved leaves in `range` of `moved`, into `out`.
         let query = |range: Range<usize>, out: &mut Vec<Candidate>| {
             for &leaf in &self.moved[range] {
@@ -647,7 +661,7 @@ impl BroadPhase {
             .extend(self.candidates.iter().filter_map(|&(k1, k2, l1, l2)| {
                 let (a, b) = (leaf_proxy[l1 as usize].0, leaf_proxy[l2 as usize].0);
                 let (p1, p2) = (&proxies[a as usize], &proxies[b as usize]);
-                current &= p1.entity.to_bits() == k1 && p2.entity.to_bits() == k2;
+                current &= p1.key == k1 && p2.key == k2;
                 (may_interact(p1, p2) && !exclusions.excludes(p1.body, p2.body)).then_some((a, b))
             }));
         current
@@ -705,13 +719,15 @@ mod tests {
         )
     }
 
-    /// Three overlapping unit balls; the first one's entity is `versions` generations on, the
-    /// others' three.
-    fn broad_phase(broad: &mut BroadPhase, versions: u32) {
+    /// Three overlapping unit balls created in turn; the first one's entity is `versions`
+    /// generations on, the others' three, and its creation order `first`.
+    fn broad_phase(broad: &mut BroadPhase, versions: u32, first: u64) {
         broad.proxies.clear();
         for (index, x) in [(1, 0.0), (2, 0.5), (3, 1.0)] {
             let mut proxy = ColliderProxy::new(SharedShape::ball(1.0));
             proxy.entity = entity(index, if index == 1 { versions } else { 3 });
+            let order = if index == 1 { first } else { u64::from(index) };
+            proxy.key = u64::MAX - order;
             proxy.kind = ProxyKind::Dynamic;
             proxy.pose = Pose::from_translation(Vec3::new(x, 0.0, 0.0));
             proxy.aabb = proxy.shape.compute_aabb(&proxy.pose);
@@ -719,12 +735,9 @@ mod tests {
         }
     }
 
-    /// Every pair of `entities` as (smaller, larger), sorted.
-    fn sorted_pairs(entities: [Entity; 3]) -> Vec<(Entity, Entity)> {
-        let [a, b, c] = entities;
-        let mut pairs = [(a, b), (a, c), (b, c)].map(|(x, y)| (x.min(y), x.max(y)));
-        pairs.sort();
-        pairs.to_vec()
+    /// Every pair of `entities`, given in creation order, newest first.
+    fn ordered_pairs([a, b, c]: [Entity; 3]) -> Vec<(Entity, Entity)> {
+        vec![(c, b), (c, a), (b, a)]
     }
 
     fn pair_entities(broad: &BroadPhase) -> Vec<(Entity, Entity)> {
@@ -765,6 +778,7 @@ mod tests {
             for (index, centre) in centres.iter().enumerate().filter(|(i, _)| present[*i]) {
                 let mut proxy = ColliderProxy::new(SharedShape::ball(0.25));
                 proxy.entity = entity(index as u32 + 1, 0);
+                proxy.key = u64::MAX - index as u64;
                 proxy.kind = ProxyKind::Dynamic;
                 proxy.pose = Pose::from_translation(*centre);
                 proxy.aabb = proxy.shape.compute_aabb(&proxy.pose);
@@ -801,9 +815,9 @@ mod tests {
         );
     }
 
-    /// A collider that takes over a despawned one's entity index (a new generation) while its
-    /// AABB still fits the old leaf's box gets its pairs keyed and ordered by its own entity:
-    /// the standing candidates were keyed by the old one.
+    /// A collider that takes over a despawned one's entity index (a new generation, created
+    /// last) while its AABB still fits the old leaf's box gets its pairs keyed and ordered by
+    /// its own creation order: the standing candidates were keyed by the old collider's.
     #[test]
     fn reused_entity_index_rekeys_the_standing_candidates() {
         let mut world = World::new();
@@ -811,21 +825,19 @@ mod tests {
         world.init_resource::<CollisionExclusions>();
         let mut schedule = Schedule::default();
         schedule.add_systems(find_pairs);
-        broad_phase(&mut world.resource_mut::<BroadPhase>(), 0);
+        broad_phase(&mut world.resource_mut::<BroadPhase>(), 0, 1);
         schedule.run(&mut world);
         let [e1, e2, e3] = [entity(1, 0), entity(2, 3), entity(3, 3)];
         let first = pair_entities(world.resource::<BroadPhase>());
-        assert_eq!(first, sorted_pairs([e1, e2, e3]));
+        assert_eq!(first, ordered_pairs([e1, e2, e3]));
 
-        broad_phase(&mut world.resource_mut::<BroadPhase>(), 5);
+        broad_phase(&mut world.resource_mut::<BroadPhase>(), 5, 4);
         schedule.run(&mut world);
-        // The reused index now sorts after the others (it sorted before them).
-        let reused = entity(1, 5);
-        assert!(e1 < e2.min(e3) && reused > e2.max(e3));
+        // The new collider sorts before the others (the old one sorted after them).
         assert_eq!(
             pair_entities(world.resource::<BroadPhase>()),
-            sorted_pairs([reused, e2, e3]),
-            "pairs must be (smaller, larger) entity and sorted by entity"
+            ordered_pairs([e2, e3, entity(1, 5)]),
+            "pairs must be (newer, older) collider and sorted newest first"
         );
     }
 }

@@ -55,7 +55,7 @@ use crate::validation::{
 #[reflect(opaque)]
 #[reflect(Component, Debug, Clone)]
 #[cfg_attr(feature = "serialize", reflect(Serialize, Deserialize))]
-#[require(ColliderDensity, ColliderPose)]
+#[require(ColliderDensity, ColliderPose, crate::body::CreationOrder)]
 #[component(on_insert = refresh_body_on_hook, on_remove = refresh_body_on_hook)]
 pub struct Collider {
     shape: SharedShape,

@@ -11,7 +11,7 @@ use crate::math::{Scalar, Vector};
 /// Two colliders started touching (or a sensor started overlapping something).
 ///
 /// Sent every step as a [`Message`] for every pair that began touching: read it with a
-/// [`MessageReader`]. As a message, `collider1` is the smaller entity of the pair.
+/// [`MessageReader`]. As a message, `collider1` is the collider of the pair created later ([`CreationOrder`](crate::CreationOrder)).
 ///
 /// It is also an [`EntityEvent`] for colliders that opt in with
 /// [`CollisionEventsEnabled`](super::CollisionEventsEnabled): observers on such a collider
@@ -20,7 +20,7 @@ use crate::math::{Scalar, Vector};
 /// [`events`](super::events) for when and how often these are sent.
 #[derive(Message, EntityEvent, Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CollisionStart {
-    /// The first collider: the smaller entity as a message, the observed collider as an
+    /// The first collider: the one created later as a message, the observed collider as an
     /// entity event.
     #[event_target]
     pub collider1: Entity,
@@ -36,13 +36,13 @@ pub struct CollisionStart {
 /// with [`ColliderDisabled`](super::ColliderDisabled), or filtered out by a change of
 /// [`CollisionLayers`](super::CollisionLayers).
 ///
-/// Like [`CollisionStart`]: a [`Message`] for every pair (`collider1` the smaller entity),
+/// Like [`CollisionStart`]: a [`Message`] for every pair (`collider1` the collider created later),
 /// and an [`EntityEvent`] for colliders with
 /// [`CollisionEventsEnabled`](super::CollisionEventsEnabled) (`collider1` the observed
 /// collider). A despawned entity's fields still name it, though it no longer exists.
 #[derive(Message, EntityEvent, Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CollisionEnd {
-    /// The first collider: the smaller entity as a message, the observed collider as an
+    /// The first collider: the one created later as a message, the observed collider as an
     /// entity event.
     #[event_target]
     pub collider1: Entity,
@@ -85,7 +85,8 @@ pub struct ContactPoint {
 /// The contact state between two colliders whose AABBs overlap.
 #[derive(Clone)]
 pub struct ContactPair {
-    /// The first collider (the smaller entity).
+    /// The first collider: the newer one (created later, see
+    /// [`CreationOrder`](crate::CreationOrder)).
     pub collider1: Entity,
     /// The second collider.
     pub collider2: Entity,
@@ -93,6 +94,9 @@ pub struct ContactPair {
     pub body1: Option<Entity>,
     /// The second collider's body.
     pub body2: Option<Entity>,
+    /// The colliders' keys ([`CreationOrder::pair_key`](crate::CreationOrder)), which sort the
+    /// pairs.
+    pub(crate) keys: (u64, u64),
     pub(crate) manifolds: Vec<Manifold>,
     pub(crate) workspace: Option<ContactManifoldsWorkspace>,
     pub(crate) pose1: Pose,
@@ -171,12 +175,12 @@ impl ContactPair {
             .fold(0.0, Scalar::max)
     }
 
-    pub(crate) fn key(&self) -> (Entity, Entity) {
-        (self.collider1, self.collider2)
+    pub(crate) fn key(&self) -> (u64, u64) {
+        self.keys
     }
 }
 
-/// Every contact pair, sorted by `(collider1, collider2)`.
+/// Every contact pair, sorted by `(collider1, collider2)`'s keys: newest collider first.
 ///
 /// Reflected without its contents (every field is ignored): it is the engine's working state,
 /// rebuilt every step, so inspectors list it and scenes carry it empty, leaving the loading
@@ -213,11 +217,12 @@ pub struct ContactGraph {
 /// # bevy::ecs::system::assert_is_system(report);
 /// ```
 #[derive(SystemParam)]
-pub struct Collisions<'w> {
+pub struct Collisions<'w, 's> {
     graph: Res<'w, ContactGraph>,
+    orders: Query<'w, 's, &'static crate::body::CreationOrder>,
 }
 
-impl Collisions<'_> {
+impl Collisions<'_, '_> {
     /// Touching pairs, in a deterministic order.
     pub fn iter(&self) -> impl Iterator<Item = &ContactPair> {
         self.graph.pairs.iter().filter(|p| p.touching)
@@ -225,6 +230,8 @@ impl Collisions<'_> {
 
     /// The pair for two colliders (in either order), touching or not.
     pub fn get(&self, a: Entity, b: Entity) -> Option<&ContactPair> {
+        let key = |collider| self.orders.get(collider).ok().map(|o| o.pair_key());
+        let (a, b) = (key(a)?, key(b)?);
         let key = (a.min(b), a.max(b));
         self.graph
             .pairs

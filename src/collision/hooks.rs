@@ -10,8 +10,9 @@
 //! systems at all.
 //!
 //! Both hooks run in [`PhysicsStepSet::NarrowPhase`], on the calling thread, in the contact
-//! graph's deterministic pair order (sorted by collider entity), so the results are the same
-//! on every run and for every thread count:
+//! graph's deterministic pair order (by the colliders'
+//! [`CreationOrder`](crate::CreationOrder), newest first), so the results are the same on every
+//! run, for every thread count and on every peer:
 //!
 //! 1. [`CollisionHooks::filter_pairs`] at the start of the narrow phase, every step, for each
 //!    broad-phase pair. A rejected pair is removed before any contact is computed: it gets no
@@ -158,7 +159,7 @@ impl std::ops::BitOrAssign for ActiveCollisionHooks {
 pub trait CollisionHooks: ReadOnlySystemParam + Send + Sync {
     /// Whether two colliders may collide this step; `false` means the pair gets no contacts
     /// and no collision messages. Called every step for each broad-phase pair in which either
-    /// collider has [`ActiveCollisionHooks::FILTER_PAIRS`], with `collider1 < collider2`.
+    /// collider has [`ActiveCollisionHooks::FILTER_PAIRS`], with `collider1` the collider created later.
     fn filter_pairs(&self, collider1: Entity, collider2: Entity, commands: &mut Commands) -> bool {
         let _ = (collider1, collider2, commands);
         true

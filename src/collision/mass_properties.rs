@@ -57,6 +57,7 @@ pub(crate) fn update_mass_properties(
     >,
     colliders: Query<
         (
+            &crate::body::CreationOrder,
             &Collider,
             &ColliderDensity,
             &super::collider::ColliderPose,
@@ -65,6 +66,7 @@ pub(crate) fn update_mass_properties(
         Without<super::collider::DisabledCollider>,
     >,
     mut bodies: Query<(&mut ComputedMass, Option<&Mass>, Option<&CenterOfMass>)>,
+    mut parts: Local<Vec<(u64, Entity, MassProperties)>>,
 ) {
     let mut dirty = std::mem::take(&mut ownership.dirty_bodies);
     dirty.extend(changed.iter());
@@ -79,9 +81,18 @@ pub(crate) fn update_mass_properties(
     dirty.dedup();
     let mut sums: bevy::ecs::entity::EntityHashMap<Option<MassProperties>> =
         dirty.iter().map(|&e| (e, None)).collect();
-    for (collider, density, pose, collider_of) in &colliders {
-        if let Some(sum) = sums.get_mut(&collider_of.body) {
+    // Summed in the colliders' creation order, not the ECS storage order: floating-point sums
+    // depend on the order, and peers must get the same bits.
+    parts.clear();
+    for (order, collider, density, pose, collider_of) in &colliders {
+        if sums.contains_key(&collider_of.body) {
             let props = collider_mass(collider, density.0, pose);
+            parts.push((order.get(), collider_of.body, props));
+        }
+    }
+    parts.sort_unstable_by_key(|&(order, _, _)| order);
+    for &(_, body, props) in parts.iter() {
+        if let Some(sum) = sums.get_mut(&body) {
             *sum = Some(sum.map_or(props, |s| s + props));
         }
     }

@@ -90,6 +90,8 @@ use parry3d::query::{
 use parry3d::shape::{Ball, Shape};
 
 use super::solver_body::{RigidBodyQueryItem, SolverBodies};
+use crate::body::CreationOrder;
+use crate::body::creation::{OrderKey, order_key};
 use crate::collision::broad_phase::{BroadPhase, ColliderProxy, CollisionExclusions, ProxyKind};
 use crate::math::{Quaternion, Scalar, Vector, rotation_vector};
 use crate::schedule::{PhysicsSchedule, SolverSet};
@@ -304,28 +306,30 @@ fn thinnest_half_extent(shape: &dyn Shape) -> Scalar {
 
 /// Sweeps every awake dynamic body with [`SweptCcd`] and moves it back to its first impact.
 ///
-/// Bodies are swept in the order of their entity indices: a body moved back changes what the
-/// bodies swept after it see, and the ECS storage order changes with every component a body
-/// gains or loses.
+/// Bodies are swept in their [`CreationOrder`]: a body moved back changes what the bodies
+/// swept after it see, and the ECS storage order changes with every component a body gains or
+/// loses and differs between peers.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn sweep_bodies(
     mut solver: ResMut<SolverBodies>,
     broad: Res<BroadPhase>,
     exclusions: Res<CollisionExclusions>,
     config: Res<SolverConfig>,
-    ccd_bodies: Query<(Entity, &SweptCcd)>,
+    ccd_bodies: Query<(Entity, Option<&CreationOrder>, &SweptCcd)>,
     children: Query<&Children>,
     mut stack: Local<Vec<Entity>>,
-    mut order: Local<Vec<(Entity, SweptCcd)>>,
+    mut order: Local<Vec<(OrderKey, SweptCcd)>>,
     mut warned: Local<EntityHashSet>,
 ) {
     let slop = config.linear_slop.max(0.0);
     order.clear();
-    order.extend(ccd_bodies.iter().map(|(entity, ccd)| (entity, *ccd)));
-    if !order.is_sorted_by_key(|(entity, _)| entity.index_u32()) {
-        order.sort_unstable_by_key(|(entity, _)| entity.index_u32());
+    order.extend(
+        (ccd_bodies.iter()).map(|(entity, creation, ccd)| (order_key(entity, creation), *ccd)),
+    );
+    if !order.is_sorted_by_key(|(key, _)| *key) {
+        order.sort_unstable_by_key(|(key, _)| *key);
     }
-    for &(entity, ccd) in order.iter() {
+    for &(OrderKey { entity, .. }, ccd) in order.iter() {
         let Some(slot) = solver.slot(entity) else {
             continue;
         };

@@ -362,7 +362,9 @@ impl SpatialQuery<'_, '_> {
             }
             TraversalAction::Continue
         });
-        nearest_first(hits, max_hits, |hit| (hit.distance, hit.entity));
+        nearest_first(hits, max_hits, |hit| {
+            (hit.distance, self.key_of(hit.entity))
+        });
     }
 
     /// The first collider that `shape`, at `origin` with `rotation`, touches when moved along
@@ -431,7 +433,8 @@ impl SpatialQuery<'_, '_> {
             filter,
             predicate,
             |hit| {
-                if best.is_none_or(|b| (hit.distance, hit.entity) < (b.distance, b.entity)) {
+                let key = |h: &ShapeHitData| (h.distance, self.key_of(h.entity));
+                if best.is_none_or(|b| key(&hit) < key(&b)) {
                     best = Some(hit);
                 }
                 best.map_or(Scalar::MAX, |b| b.distance)
@@ -511,7 +514,9 @@ impl SpatialQuery<'_, '_> {
                 Scalar::MAX
             },
         );
-        nearest_first(hits, max_hits, |hit| (hit.distance, hit.entity));
+        nearest_first(hits, max_hits, |hit| {
+            (hit.distance, self.key_of(hit.entity))
+        });
     }
 
     /// Sweeps `shape` through the tree: a node is visited when its box, grown by the shape's
@@ -679,6 +684,13 @@ impl SpatialQuery<'_, '_> {
             .collect();
         found.sort_unstable();
         found
+    }
+
+    /// The key of a collider a query just found, which breaks ties between hits (the newest
+    /// collider first, see [`CreationOrder::pair_key`](crate::CreationOrder)).
+    fn key_of(&self, collider: Entity) -> u64 {
+        let proxy = self.broad.leaf_proxy(collider.index_u32());
+        proxy.map_or(u64::MAX, |proxy| proxy.key)
     }
 
     /// The proxy of a tree leaf, if the query may report it.
@@ -857,9 +869,9 @@ fn hull_face_normal(hull: &ConvexPolyhedron, point: Vector) -> Option<Vector> {
         .map(|(normal, _)| normal)
 }
 
-/// Sorts hits by distance (ties by entity, so the order never depends on the tree) and keeps
-/// the nearest `max_hits`.
-fn nearest_first<T>(hits: &mut Vec<T>, max_hits: u32, key: impl Fn(&T) -> (Scalar, Entity)) {
+/// Sorts hits by distance (ties by the colliders' creation order, newest first, so the order
+/// never depends on the tree or on `Entity` values) and keeps the nearest `max_hits`.
+fn nearest_first<T>(hits: &mut Vec<T>, max_hits: u32, key: impl Fn(&T) -> (Scalar, u64)) {
     // Unstable: the key is unique per collider, and the stable sort allocates for long lists.
     hits.sort_unstable_by(|a, b| {
         let ((da, ea), (db, eb)) = (key(a), key(b));

@@ -15,23 +15,27 @@ pub struct EventLog {
 impl EventLog {
     /// Starts between colliders `a` and `b` (either order).
     pub fn starts_between(&self, a: Entity, b: Entity) -> Vec<u64> {
-        let key = (a.min(b), a.max(b));
         self.starts
             .iter()
-            .filter(|(_, e)| (e.collider1, e.collider2) == key)
+            .filter(|(_, e)| between(e.collider1, e.collider2, a, b))
             .map(|(step, _)| *step)
             .collect()
     }
 
     /// Ends between colliders `a` and `b` (either order).
     pub fn ends_between(&self, a: Entity, b: Entity) -> Vec<u64> {
-        let key = (a.min(b), a.max(b));
         self.ends
             .iter()
-            .filter(|(_, e)| (e.collider1, e.collider2) == key)
+            .filter(|(_, e)| between(e.collider1, e.collider2, a, b))
             .map(|(step, _)| *step)
             .collect()
     }
+}
+
+/// Whether the pair `(c1, c2)` is `a` and `b`, in either order (the engine orders a pair's
+/// colliders by creation, not by `Entity`).
+fn between(c1: Entity, c2: Entity, a: Entity, b: Entity) -> bool {
+    (c1, c2) == (a, b) || (c1, c2) == (b, a)
 }
 
 /// Adds an [`EventLog`] filled after every frame.

@@ -216,6 +216,7 @@ impl D6Drive {
     reflect(Serialize, Deserialize)
 )]
 #[component(map_entities)]
+#[require(crate::body::CreationOrder)]
 pub struct D6Joint {
     /// The first body (its frame measures the joint).
     pub entity1: Entity,

@@ -34,6 +34,7 @@ use crate::validation::{Validate, join};
     reflect(Serialize, Deserialize)
 )]
 #[component(map_entities)]
+#[require(crate::body::CreationOrder)]
 pub struct DistanceJoint {
     base: JointBase,
     limits: Option<(Scalar, Scalar)>,

@@ -29,6 +29,7 @@ use crate::validation::Validate;
     reflect(Serialize, Deserialize)
 )]
 #[component(map_entities)]
+#[require(crate::body::CreationOrder)]
 pub struct FixedJoint {
     base: JointBase,
     /// Body 2's rotation relative to body 1 that the joint holds.

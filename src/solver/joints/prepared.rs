@@ -18,6 +18,8 @@ use super::{
     DistanceJoint, FixedJoint, Joint, JointBody, JointCache, PrismaticJoint, RevoluteJoint,
     SphericalJoint, Substep, XBody,
 };
+use crate::body::CreationOrder;
+use crate::body::creation::{OrderKey, order_key};
 use crate::math::{Quaternion, Scalar};
 use crate::schedule::PhysicsStepTime;
 use crate::solver::rows::VelocityRows;
@@ -120,7 +122,7 @@ pub(super) struct Prepared<J> {
     pub(super) joint: J,
 }
 
-/// The prepared joints of one type, in the order of their entity indices.
+/// The prepared joints of one type, in their creation order.
 pub(crate) struct JointList<J> {
     entries: Vec<Prepared<J>>,
     /// For types with [`XpbdJoint::POINT_ROWS`], one per entry: its fast-path state, or a
@@ -131,8 +133,8 @@ pub(crate) struct JointList<J> {
     velocity_blocks: Vec<JointBlocks>,
     /// Joints warned about missing or repeated entities.
     warned: EntityHashSet,
-    /// Scratch: the joint entities by index, when the query does not yield them so.
-    by_index: Vec<Entity>,
+    /// Scratch: the joint entities in creation order, when the query does not yield them so.
+    by_order: Vec<OrderKey>,
 }
 
 impl<J> Default for JointList<J> {
@@ -142,7 +144,7 @@ impl<J> Default for JointList<J> {
             rows: Vec::new(),
             velocity_blocks: Vec::new(),
             warned: EntityHashSet::default(),
-            by_index: Vec::new(),
+            by_order: Vec::new(),
         }
     }
 }
@@ -460,7 +462,7 @@ pub(crate) fn begin_prepare(mut joints: ResMut<XpbdJoints>) {
 pub(crate) fn prepare_joints<J: XpbdJoint>(
     mut joints: ResMut<XpbdJoints>,
     mut solver: ResMut<SolverBodies>,
-    components: Query<(Entity, &J), Without<ConstraintDisabled>>,
+    components: Query<(Entity, Option<&CreationOrder>, &J), Without<ConstraintDisabled>>,
     participants: Query<ParticipantData>,
 ) {
     // The records and this type's list, side by side.
@@ -469,28 +471,27 @@ pub(crate) fn prepare_joints<J: XpbdJoint>(
     list.entries.clear();
     list.rows.clear();
     list.velocity_blocks.clear();
-    // Gauss–Seidel results depend on the order, so joints are visited by entity index, not in
-    // the ECS storage order, which changes whenever a joint entity gains or loses a component
-    // (a joint breaking moves another into its place). The query is walked when it already
-    // yields index order (the usual case), otherwise each joint is looked up.
-    if components
-        .iter()
-        .is_sorted_by_key(|(entity, _)| entity.index_u32())
-    {
-        for (entity, joint) in &components {
+    // Gauss–Seidel results depend on the order, so joints are visited in creation order, not
+    // in the ECS storage order, which changes whenever a joint entity gains or loses a
+    // component (a joint breaking moves another into its place) and differs between peers.
+    // The query is walked when it already yields creation order (the usual case), otherwise
+    // each joint is looked up.
+    let key = |(entity, order, _): (Entity, Option<&CreationOrder>, &J)| order_key(entity, order);
+    if components.iter().is_sorted_by_key(key) {
+        for (entity, _, joint) in &components {
             list.push(entity, joint, &mut records, &mut solver, &participants);
         }
     } else {
-        let mut order = std::mem::take(&mut list.by_index);
+        let mut order = std::mem::take(&mut list.by_order);
         order.clear();
-        order.extend(components.iter().map(|(entity, _)| entity));
-        order.sort_unstable_by_key(|entity| entity.index_u32());
-        for &entity in &order {
-            if let Ok((_, joint)) = components.get(entity) {
+        order.extend(components.iter().map(key));
+        order.sort_unstable();
+        for &OrderKey { entity, .. } in &order {
+            if let Ok((_, _, joint)) = components.get(entity) {
                 list.push(entity, joint, &mut records, &mut solver, &participants);
             }
         }
-        list.by_index = order;
+        list.by_order = order;
     }
     joints.records = records;
 }

@@ -37,6 +37,7 @@ use crate::validation::{Validate, join};
     reflect(Serialize, Deserialize)
 )]
 #[component(map_entities)]
+#[require(crate::body::CreationOrder)]
 pub struct PrismaticJoint {
     base: JointBase,
     free_axis: Vector,

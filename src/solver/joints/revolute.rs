@@ -38,6 +38,7 @@ use crate::validation::{Validate, join};
     reflect(Serialize, Deserialize)
 )]
 #[component(map_entities)]
+#[require(crate::body::CreationOrder)]
 pub struct RevoluteJoint {
     base: JointBase,
     aligned_axis: Vector,

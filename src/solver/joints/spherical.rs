@@ -41,6 +41,7 @@ use crate::validation::{Validate, join};
     reflect(Serialize, Deserialize)
 )]
 #[component(map_entities)]
+#[require(crate::body::CreationOrder)]
 pub struct SphericalJoint {
     base: JointBase,
     swing_axis: Vector,

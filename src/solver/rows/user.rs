@@ -7,6 +7,8 @@ use bevy::prelude::*;
 
 use super::ConstraintRow;
 use super::solve::{PreparedRow, StepContext, VelocityRows};
+use crate::body::CreationOrder;
+use crate::body::creation::{OrderKey, order_key};
 use crate::math::Scalar;
 use crate::schedule::PhysicsStepTime;
 use crate::settings::SolverConfig;
@@ -30,6 +32,7 @@ use crate::solver::{RigidBodyQueryItem, SolverBodies};
 ///
 /// /// Lifts a body along world y at a fixed speed.
 /// #[derive(Component)]
+/// #[require(CreationOrder)] // solved in spawn order on every peer
 /// struct Elevator {
 ///     body: Entity,
 ///     speed: f32,
@@ -132,8 +135,8 @@ pub struct VelocityConstraintCache {
     /// The step before's, reused as the next step's buffers.
     previous: RowMap,
     by_entity: EntityHashMap<u32>,
-    /// This step's constraints by entity index.
-    order: Vec<Entity>,
+    /// This step's constraints in creation order (keys from `order_key`).
+    order: Vec<OrderKey>,
     raw: Vec<RawRow>,
     impulses: Vec<Scalar>,
     /// Constraints warned about missing entities (managed by the slot resolver).
@@ -191,7 +194,7 @@ impl VelocityConstraintCaches {
 /// last step's impulses when the constraint adds as many rows as it did then.
 #[allow(clippy::too_many_arguments)]
 pub fn solve_velocity_constraint<C, const ENTITY_COUNT: usize>(
-    mut constraints: Query<(Entity, &mut C), Without<ConstraintDisabled>>,
+    mut constraints: Query<(Entity, Option<&CreationOrder>, &mut C), Without<ConstraintDisabled>>,
     participants: Query<ParticipantData>,
     mut solver: ResMut<SolverBodies>,
     mut rows: ResMut<VelocityRows>,
@@ -223,19 +226,21 @@ pub fn solve_velocity_constraint<C, const ENTITY_COUNT: usize>(
             cache.by_entity.insert(block.entity, i as u32);
         }
     }
-    // Entity-index order, not storage order: the rows are solved in the order they are
-    // added, and the storage order changes whenever a constraint entity gains or loses a
-    // component.
+    // Creation order, not storage order: the rows are solved in the order they are added, and
+    // the storage order changes whenever a constraint entity gains or loses a component and
+    // differs between peers.
     cache.order.clear();
-    cache
-        .order
-        .extend(constraints.iter().map(|(entity, _)| entity));
-    if !cache.order.is_sorted_by_key(|e| e.index_u32()) {
-        cache.order.sort_unstable_by_key(|e| e.index_u32());
+    (cache.order).extend(
+        constraints
+            .iter()
+            .map(|(entity, order, _)| order_key(entity, order)),
+    );
+    if !cache.order.is_sorted() {
+        cache.order.sort_unstable();
     }
     let rows = &mut *rows;
-    for &entity in &cache.order {
-        let Ok((_, constraint)) = constraints.get(entity) else {
+    for &OrderKey { entity, .. } in &cache.order {
+        let Ok((_, _, constraint)) = constraints.get(entity) else {
             continue;
         };
         let Some(slots) = resolve(
@@ -331,7 +336,7 @@ fn read_back<C, const N: usize>(
     cache: &mut VelocityConstraintCache,
     last: &[Scalar],
     fresh: bool,
-    constraints: &mut Query<(Entity, &mut C), Without<ConstraintDisabled>>,
+    constraints: &mut Query<(Entity, Option<&CreationOrder>, &mut C), Without<ConstraintDisabled>>,
 ) where
     C: VelocityConstraint<N> + Component<Mutability = Mutable>,
 {
@@ -339,7 +344,7 @@ fn read_back<C, const N: usize>(
         return;
     }
     for block in &cache.map.blocks {
-        let Ok((_, mut constraint)) = constraints.get_mut(block.entity) else {
+        let Ok((_, _, mut constraint)) = constraints.get_mut(block.entity) else {
             continue;
         };
         cache.impulses.clear();

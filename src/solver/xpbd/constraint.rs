@@ -5,7 +5,10 @@ use bevy::ecs::entity::{EntityHashSet, MapEntities};
 use bevy::ecs::system::SystemParam;
 use bevy::prelude::*;
 
-use crate::body::{ComputedMass, LockedAxes, Position, RigidBody, Rotation, Sleeping};
+use crate::body::creation::{OrderKey, order_key};
+use crate::body::{
+    ComputedMass, CreationOrder, LockedAxes, Position, RigidBody, Rotation, Sleeping,
+};
 use crate::math::{Scalar, Vector, nudge_rotation};
 use crate::schedule::PhysicsStepTime;
 use crate::solver::solver_body::{BodyForceData, Drive};
@@ -183,18 +186,19 @@ pub(crate) fn apply_angular_impulse(body: &mut RigidBodyQueryItem, p: Vector) {
 )]
 pub struct ConstraintDisabled;
 
-/// The dense slots of each constraint's bodies, resolved once per step, in entity-index order.
+/// The dense slots of each constraint's bodies, resolved once per step, in creation order.
 pub struct ConstraintSlots<const N: usize> {
     /// The step (and the solver's gather, which unlike the step count never repeats) the
     /// entries were resolved for.
     key: (u64, u64),
-    /// Per constraint, by entity index: its entity and its bodies' slots (`None`: skipped).
+    /// Per constraint, in creation order: its entity and its bodies' slots (`None`: skipped).
     entries: Vec<(Entity, Option<[usize; N]>)>,
-    /// Whether the query yields the constraints in entity-index order, so that they are
+    /// Whether the query yields the constraints in creation order, so that they are
     /// visited by iterating it rather than by looking each one up.
     in_query_order: bool,
-    /// Each constraint's entity and bodies, gathered before sorting (reused scratch).
-    gathered: Vec<(Entity, [Entity; N])>,
+    /// Each constraint's sort key (see `order_key`) and bodies, gathered before sorting
+    /// (reused scratch).
+    gathered: Vec<(OrderKey, [Entity; N])>,
     warned: EntityHashSet,
 }
 
@@ -228,7 +232,12 @@ pub struct ConstraintSolver<'w, 's, C, const N: usize>
 where
     C: XpbdConstraint<N> + Component<Mutability = Mutable>,
 {
-    constraints: Query<'w, 's, (Entity, &'static mut C), Without<ConstraintDisabled>>,
+    constraints: Query<
+        'w,
+        's,
+        (Entity, Option<&'static CreationOrder>, &'static mut C),
+        Without<ConstraintDisabled>,
+    >,
     participants: Query<'w, 's, ParticipantData>,
     cache: Local<'s, ConstraintSlots<N>>,
 }
@@ -241,33 +250,36 @@ where
     /// the set of constraints changed), and clears the multipliers of those that will be
     /// solved.
     ///
-    /// Constraints are visited in the order of their entity indices, not in the order the
-    /// ECS stores them: that order changes whenever a constraint entity gains or loses a
-    /// component (a joint breaking reorders the others), and Gauss–Seidel results depend on
-    /// it. When the storage order already is index order (constraints spawned one after
-    /// another, the usual case) the query is iterated; otherwise each constraint is looked up.
+    /// Constraints are visited in their [`CreationOrder`], not in the order the ECS stores
+    /// them: that order changes whenever a constraint entity gains or loses a component (a
+    /// joint breaking reorders the others) and differs between peers, and Gauss–Seidel results
+    /// depend on it. When the storage order already is creation order (constraints spawned one
+    /// after another, the usual case) the query is iterated; otherwise each constraint is
+    /// looked up. A constraint type that does not require [`CreationOrder`] is visited in
+    /// `Entity` index order, which is not the same on every peer.
     pub fn prepare(&mut self, solver: &mut SolverBodies, step: u64) {
         let key = (step, solver.generation);
         let cache = &mut *self.cache;
-        let stale = cache.key != key
-            || cache.entries.len() != self.constraints.iter().len()
-            || (cache.in_query_order
-                && cache
-                    .entries
-                    .iter()
-                    .zip(self.constraints.iter())
-                    .any(|(a, (e, _))| a.0 != e));
+        // The same number of constraints, each still there, is the same set (one despawned
+        // and one spawned within a step keep the count).
+        let constraints = &self.constraints;
+        let changed = if cache.in_query_order {
+            (cache.entries.iter().zip(constraints.iter())).any(|(a, (e, _, _))| a.0 != e)
+        } else {
+            cache.entries.iter().any(|(e, _)| !constraints.contains(*e))
+        };
+        let stale = cache.key != key || cache.entries.len() != constraints.iter().len() || changed;
         if stale {
             cache.key = key;
             cache.gathered.clear();
-            let bodies = self.constraints.iter().map(|(e, c)| (e, c.entities()));
+            let bodies = (self.constraints.iter()).map(|(e, o, c)| (order_key(e, o), c.entities()));
             cache.gathered.extend(bodies);
-            cache.in_query_order = cache.gathered.is_sorted_by_key(|g| g.0.index_u32());
+            cache.in_query_order = cache.gathered.is_sorted_by_key(|g| g.0);
             if !cache.in_query_order {
-                cache.gathered.sort_unstable_by_key(|g| g.0.index_u32());
+                cache.gathered.sort_unstable_by_key(|g| g.0);
             }
             cache.entries.clear();
-            for &(entity, bodies) in &cache.gathered {
+            for &(OrderKey { entity, .. }, bodies) in &cache.gathered {
                 let slots = resolve(
                     entity,
                     bodies,
@@ -299,11 +311,11 @@ where
         });
     }
 
-    /// Runs `f` on every constraint whose bodies were resolved, by entity index.
+    /// Runs `f` on every constraint whose bodies were resolved, in creation order.
     fn for_each_resolved(&mut self, mut f: impl FnMut([usize; N], Mut<C>)) {
         let (cache, constraints) = (&*self.cache, &mut self.constraints);
         if cache.in_query_order {
-            for ((_, slots), (_, constraint)) in cache.entries.iter().zip(constraints) {
+            for ((_, slots), (_, _, constraint)) in cache.entries.iter().zip(constraints) {
                 if let Some(slots) = slots {
                     f(*slots, constraint);
                 }
@@ -311,7 +323,7 @@ where
         } else {
             for (entity, slots) in &cache.entries {
                 if let Some(slots) = slots
-                    && let Ok((_, constraint)) = constraints.get_mut(*entity)
+                    && let Ok((_, _, constraint)) = constraints.get_mut(*entity)
                 {
                     f(*slots, constraint);
                 }
@@ -335,8 +347,7 @@ where
 /// constraint with an awake body are woken, and a constraint whose bodies are all static or
 /// asleep is skipped. A constraint naming a missing or non-body entity, or the same entity
 /// twice, is skipped with a warning naming it. Every substep, the multipliers are cleared and
-/// then every constraint is solved [`XpbdIterations`] times, in the order of their entity
-/// indices.
+/// then every constraint is solved [`XpbdIterations`] times, in their [`CreationOrder`].
 pub fn solve_constraint<C, const ENTITY_COUNT: usize>(
     mut constraints: ConstraintSolver<C, ENTITY_COUNT>,
     mut solver: ResMut<SolverBodies>,

@@ -62,6 +62,7 @@
 //!
 //! /// Keeps a body's centre of mass at a fixed height.
 //! #[derive(Component)]
+//! #[require(CreationOrder)] // solved in spawn order on every peer
 //! struct Height {
 //!     body: Entity,
 //!     height: f32,
