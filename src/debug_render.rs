@@ -749,7 +749,7 @@ fn arc(
     let count = ((segments as Scalar * turns).round() as u32).max(1);
     let step = std::f32::consts::TAU * turns / count as Scalar;
     let at = |k: u32| {
-        let (sin, cos) = (step * k as Scalar).sin_cos();
+        let (sin, cos) = crate::math::sin_cos(step * k as Scalar);
         center + (u * cos + v * sin) * r
     };
     let mut previous = at(0);

@@ -409,6 +409,8 @@ fn write_visual_pose(time: Res<Time<Fixed>>, mut bodies: Query<VisualBody>) {
 
 /// The pose a fraction `alpha` of the way from `start` to `end`: translation lerped, rotation
 /// slerped (both exact when the ends are equal).
+// Drawn only: the step never reads it back, so platform math is allowed (see `crate::math`).
+#[allow(clippy::disallowed_methods)]
 pub(crate) fn blend(start: Pose, end: Pose, alpha: Scalar) -> Pose {
     let translation = start.0 + (end.0 - start.0) * alpha;
     let rotation = if start.1 == end.1 {
@@ -421,6 +423,8 @@ pub(crate) fn blend(start: Pose, end: Pose, alpha: Scalar) -> Pose {
 
 /// The pose after `t` seconds at linear velocity `v` (of the centre of mass, at `com` in the
 /// body frame) and angular velocity `w`.
+// Drawn only, like `blend`.
+#[allow(clippy::disallowed_methods)]
 pub(crate) fn predict(pose: Pose, v: Vector, w: Vector, com: Vector, t: Scalar) -> Pose {
     if t == 0.0 || (v == Vector::ZERO && w == Vector::ZERO) {
         return pose;

@@ -1,7 +1,20 @@
-//! Scalar and vector aliases, and the few small helpers the pipeline shares.
+//! Scalar and vector aliases, deterministic math, and the few small helpers the pipeline
+//! shares.
 //!
 //! The engine works in `f32` throughout. Bevy's `Vec3`/`Quat` and parry's vectors are the same
 //! glam 0.32 types, so values pass between the ECS and collision detection without conversion.
+//!
+//! ## Deterministic math
+//!
+//! `+`, `-`, `*`, `/` and `sqrt` are correctly rounded by IEEE 754 and give the same bits on
+//! every CPU; `sin`, `atan2`, `exp` and the other transcendental functions are not: `f32::sin`
+//! calls the platform's C library (glibc, Apple's libm, the Windows CRT, or Rust's own port on
+//! wasm), and they round some inputs differently. So the engine's step never calls them: it
+//! calls [`sin_cos`], [`atan2`] and the rest below, which use the `libm` crate (a Rust port of
+//! musl's libm), compiled from the same source on every target. `clippy.toml` forbids the
+//! platform versions, and glam's methods that call them (`Quat::from_axis_angle`,
+//! `Quat::from_scaled_axis`, `slerp`, ...), everywhere in the crate. Use these in your own
+//! constraints and systems too if your game must give the same bits on every machine.
 
 pub use bevy::math::{Mat3, Quat, Vec3};
 
@@ -13,6 +26,71 @@ pub type Vector = Vec3;
 pub type Quaternion = Quat;
 /// A 3×3 matrix, used for inertia tensors.
 pub type Matrix3 = Mat3;
+
+/// `sin(x)`, the same bits on every target.
+#[inline]
+pub fn sin(x: Scalar) -> Scalar {
+    libm::sinf(x)
+}
+
+/// `cos(x)`, the same bits on every target.
+#[inline]
+pub fn cos(x: Scalar) -> Scalar {
+    libm::cosf(x)
+}
+
+/// `(sin(x), cos(x))`, the same bits on every target.
+#[inline]
+pub fn sin_cos(x: Scalar) -> (Scalar, Scalar) {
+    libm::sincosf(x)
+}
+
+/// `tan(x)`, the same bits on every target.
+#[inline]
+pub fn tan(x: Scalar) -> Scalar {
+    libm::tanf(x)
+}
+
+/// The angle of the point `(x, y)` from the x axis, in `[-π, π]` (`y.atan2(x)`), the same bits
+/// on every target.
+#[inline]
+pub fn atan2(y: Scalar, x: Scalar) -> Scalar {
+    libm::atan2f(y, x)
+}
+
+/// `acos(x)` for `x` in `[-1, 1]` (NaN outside), the same bits on every target.
+#[inline]
+pub fn acos(x: Scalar) -> Scalar {
+    libm::acosf(x)
+}
+
+/// `e^x`, the same bits on every target.
+#[inline]
+pub fn exp(x: Scalar) -> Scalar {
+    libm::expf(x)
+}
+
+/// The rotation by `|v|` radians about `v` (glam's `Quat::from_scaled_axis`), the same bits
+/// on every target.
+#[inline]
+pub fn rotation_from_vector(v: Vector) -> Quaternion {
+    let angle = v.length();
+    if angle == 0.0 {
+        return Quaternion::IDENTITY;
+    }
+    let (sin_half, cos_half) = sin_cos(0.5 * angle);
+    let xyz = v * (sin_half / angle);
+    Quaternion::from_xyzw(xyz.x, xyz.y, xyz.z, cos_half)
+}
+
+/// The rotation by `angle` radians about the unit vector `axis` (glam's
+/// `Quat::from_axis_angle`), the same bits on every target.
+#[inline]
+pub fn rotation_about(axis: Vector, angle: Scalar) -> Quaternion {
+    let (sin_half, cos_half) = sin_cos(0.5 * angle);
+    let xyz = axis * sin_half;
+    Quaternion::from_xyzw(xyz.x, xyz.y, xyz.z, cos_half)
+}
 
 /// A parry pose (rotation + translation) for a body or collider.
 pub(crate) fn pose(translation: Vector, rotation: Quaternion) -> parry3d::math::Pose {
@@ -72,7 +150,7 @@ pub(crate) fn rotation_vector(q: Quaternion) -> Vector {
     if sin_half <= Scalar::EPSILON {
         return 2.0 * xyz;
     }
-    xyz / sin_half * (2.0 * sin_half.atan2(q.w))
+    xyz / sin_half * (2.0 * atan2(sin_half, q.w))
 }
 
 /// True when every component is finite and the quaternion can be normalised: its squared
@@ -82,4 +160,59 @@ pub(crate) fn rotation_vector(q: Quaternion) -> Vector {
 pub(crate) fn is_finite_quat(q: Quaternion) -> bool {
     let length_squared = q.length_squared();
     q.is_finite() && length_squared > 1e-12 && length_squared.is_finite()
+}
+
+#[cfg(test)]
+// The deterministic functions are checked against the platform's.
+#[allow(clippy::disallowed_methods)]
+mod tests {
+    use super::*;
+
+    /// Angles and axes spread over the range the step uses.
+    fn vectors() -> impl Iterator<Item = Vector> {
+        (1..40).map(|i| {
+            let t = i as Scalar * 0.37;
+            Vector::new(sin(t), cos(1.3 * t), sin(0.7 * t + 0.2)) * (0.05 * i as Scalar)
+        })
+    }
+
+    /// Each function agrees with the platform's to within 2 units in the last place (both are
+    /// faithfully rounded; which of two neighbours they return is what differs).
+    #[test]
+    fn the_deterministic_functions_agree_with_the_platform_s() {
+        let ulps = |a: Scalar, b: Scalar| (a.to_bits() as i64 - b.to_bits() as i64).unsigned_abs();
+        for i in 0..2000 {
+            let x = (i as Scalar - 1000.0) * 0.0137;
+            assert!(ulps(sin(x), x.sin()) <= 2, "sin({x})");
+            assert!(ulps(cos(x), x.cos()) <= 2, "cos({x})");
+            assert_eq!(sin_cos(x), (sin(x), cos(x)), "sin_cos({x})");
+            assert!(ulps(atan2(x, 1.7), x.atan2(1.7)) <= 2, "atan2({x}, 1.7)");
+            assert!(
+                ulps(atan2(-1.1, x), (-1.1f32).atan2(x)) <= 2,
+                "atan2(-1.1, {x})"
+            );
+            assert!(ulps(exp(0.1 * x), (0.1 * x).exp()) <= 2, "exp({x})");
+            let c = x / 13.7;
+            assert!(ulps(acos(c), c.acos()) <= 2, "acos({c})");
+            if x.abs() < 1.5 {
+                assert!(ulps(tan(x), x.tan()) <= 2, "tan({x})");
+            }
+        }
+    }
+
+    /// A rotation vector turned into a quaternion and back is itself, and the quaternion is
+    /// glam's (which uses the platform's functions) to rounding.
+    #[test]
+    fn rotation_from_vector_inverts_rotation_vector() {
+        assert_eq!(rotation_from_vector(Vector::ZERO), Quaternion::IDENTITY);
+        for v in vectors() {
+            let q = rotation_from_vector(v);
+            assert!((q.length() - 1.0).abs() < 1e-6, "{v}: |q| = {}", q.length());
+            assert!(rotation_vector(q).abs_diff_eq(v, 2e-6), "{v} -> {q}");
+            assert!(q.abs_diff_eq(Quaternion::from_scaled_axis(v), 1e-6), "{v}");
+            let axis = v.normalize();
+            let about = rotation_about(axis, v.length());
+            assert!(about.abs_diff_eq(Quaternion::from_axis_angle(axis, v.length()), 1e-6));
+        }
+    }
 }

@@ -162,7 +162,7 @@ impl ContactPair {
     pub fn total_friction_impulse(&self) -> Scalar {
         self.manifolds
             .iter()
-            .map(|m| (m.data.tangent[0].powi(2) + m.data.tangent[1].powi(2)).sqrt())
+            .map(|m| Vec2::from(m.data.tangent).length())
             .sum()
     }
 

@@ -93,7 +93,7 @@ use super::solver_body::{RigidBodyQueryItem, SolverBodies};
 use crate::body::CreationOrder;
 use crate::body::creation::{OrderKey, order_key};
 use crate::collision::broad_phase::{BroadPhase, ColliderProxy, CollisionExclusions, ProxyKind};
-use crate::math::{Quaternion, Scalar, Vector, rotation_vector};
+use crate::math::{Scalar, Vector, rotation_vector};
 use crate::schedule::{PhysicsSchedule, SolverSet};
 use crate::settings::SolverConfig;
 
@@ -681,7 +681,7 @@ fn body_pose(body: &RigidBodyQueryItem, t: Scalar) -> Pose {
     let rotation = if t == 1.0 {
         body.rotation.normalize()
     } else {
-        Quaternion::from_scaled_axis(step_rotation(body) * t) * body.start_rotation
+        crate::math::rotation_from_vector(step_rotation(body) * t) * body.start_rotation
     };
     let center = body.start_center + body.accumulated_translation * t;
     Pose::from_parts(center - rotation * body.center_of_mass, rotation)

@@ -1010,7 +1010,7 @@ pub(crate) fn wrap_angle(angle: Scalar) -> Scalar {
 
 /// The angle from `a` to `b` about `axis`, in `(-π, π]`.
 pub(crate) fn signed_angle(a: Vector, b: Vector, axis: Vector) -> Scalar {
-    a.cross(b).dot(axis).atan2(a.dot(b))
+    crate::math::atan2(a.cross(b).dot(axis), a.dot(b))
 }
 
 /// Joint velocity damping (Müller et al. 2020, §3.6): removes the fraction `min(c h, 1)` of the
