@@ -236,7 +236,7 @@ pub use interpolation::{
     TransformExtrapolation, TransformInterpolation,
 };
 pub use schedule::*;
-pub use settings::{Gravity, SolverConfig};
+pub use settings::{Gravity, SolverConfig, SolverLanes};
 pub use sleeping::SleepThreshold;
 pub use snapshot::PhysicsSnapshot;
 pub use solver::{RigidBodyQueryItem, SolverBodies, SweepMode, SweptCcd};
@@ -285,7 +285,7 @@ pub mod prelude {
         PhysicsSchedule, PhysicsStepSet, PhysicsStepTime, SolverSet, SubstepCount, SubstepSchedule,
         SubstepSolverSet, ThreadUse,
     };
-    pub use crate::settings::{Gravity, SolverConfig};
+    pub use crate::settings::{Gravity, SolverConfig, SolverLanes};
     pub use crate::sleeping::SleepThreshold;
     pub use crate::snapshot::PhysicsSnapshot;
     pub use crate::solver::joints::{

@@ -199,6 +199,7 @@ impl Plugin for ReflectionPlugin {
         app.register_type::<Gravity>()
             .register_type::<SubstepCount>()
             .register_type::<SolverConfig>()
+            .register_type::<crate::settings::SolverLanes>()
             .register_type::<ThreadUse>()
             .register_type::<SleepThreshold>()
             .register_type::<PhysicsStepTime>();

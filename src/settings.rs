@@ -79,6 +79,29 @@ pub struct SolverConfig {
     /// candidate. Raise it (up to [`MAX_LINEAR_SPEED`])
     /// for faster projectiles, or give them [`SweptCcd`](crate::solver::ccd::SweptCcd).
     pub max_linear_speed: Scalar,
+    /// How many contacts and joints the solver computes at once. Every choice gives the same
+    /// bits (each lane computes what the one-at-a-time code computes); the choice is for
+    /// checking that, and for measuring. Default [`SolverLanes::Widest`].
+    pub lanes: SolverLanes,
+}
+
+/// How many contacts and joints the solver computes at once (see [`SolverConfig::lanes`]).
+#[derive(Reflect, Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[reflect(Default, Debug, PartialEq)]
+#[cfg_attr(
+    feature = "serialize",
+    derive(serde::Serialize, serde::Deserialize),
+    reflect(Serialize, Deserialize)
+)]
+pub enum SolverLanes {
+    /// As many as the CPU's vector registers hold: contacts eight at a time where it has AVX
+    /// (x86-64), else four; plain spherical joints four at a time.
+    #[default]
+    Widest,
+    /// Contacts and plain spherical joints four at a time (SSE2 on x86-64, NEON on ARM).
+    Four,
+    /// One at a time, in plain scalar code: what a CPU without vector registers runs.
+    One,
 }
 
 impl Default for SolverConfig {
@@ -91,6 +114,7 @@ impl Default for SolverConfig {
             restitution_threshold: 1.0,
             linear_slop: 0.005,
             max_linear_speed: 400.0,
+            lanes: SolverLanes::Widest,
         }
     }
 }

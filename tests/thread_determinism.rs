@@ -4,7 +4,7 @@
 //!
 //! **The cross-platform contract.** [`GOLDEN`] is the hash a port to another CPU (ARM, wasm)
 //! must reproduce: the scene has contacts (boxes and balls in a pile), joints (a spherical
-//! chain, a motorised hinge), velocity rows (a six-axis joint with a limit and a drive) and a
+//! chain, pendulums, a motorised hinge), velocity rows (a six-axis joint with a limit and a drive) and a
 //! character walking into a stack, and it is built with the engine's deterministic math
 //! (`impetus3d::math`, see its docs) and nothing else. The engine's step calls no platform
 //! math (`clippy.toml` forbids it); shapes whose parry code does (convex hulls and triangle
@@ -38,7 +38,7 @@ use impetus3d::prelude::*;
 
 /// The hash of the final state of [`scene`] after [`STEPS`] steps, on every target (the
 /// cross-platform contract, see the module docs).
-const GOLDEN: u64 = 0xe940_6f15_240e_c40b;
+const GOLDEN: u64 = 0xd392_af7b_ba3a_3038;
 
 /// Steps to run: the cubes land at about step 45 and pile up.
 const STEPS: usize = 80;
@@ -100,8 +100,8 @@ fn scene() -> App {
     app
 }
 
-/// Beside the pile: a chain of five balls on spherical joints swinging from a fixed point, a
-/// plank turned by a motorised hinge, a box on a six-axis joint free to slide along x within a
+/// Beside the pile: a chain of five balls on spherical joints swinging from a fixed point, four
+/// pendulums, a plank turned by a motorised hinge, a box on a six-axis joint free to slide along x within a
 /// limit and driven along it, and a character walking into a stack of three boxes.
 fn jointed_bodies_and_a_character(world: &mut World) {
     let dynamic = |collider: Collider, at: Vec3| {
@@ -120,6 +120,16 @@ fn jointed_bodies_and_a_character(world: &mut World) {
         let ball = world.spawn(dynamic(Collider::sphere(0.2), at)).id();
         world.spawn(SphericalJoint::new(previous, ball).with_local_anchor_2(Vec3::X * -0.6));
         previous = ball;
+    }
+    // Four pendulums that share no body: their joints are solved four at a time in lanes.
+    for i in 0..4 {
+        let pivot = Vec3::new(35.0 + 1.5 * i as f32, 6.0, 0.0);
+        let anchor = world
+            .spawn((RigidBody::Static, Transform::from_translation(pivot)))
+            .id();
+        let bob = pivot + Vec3::new(0.8, -0.2 * i as f32, 0.3);
+        let ball = world.spawn(dynamic(Collider::sphere(0.2), bob)).id();
+        world.spawn(SphericalJoint::new(anchor, ball).with_local_anchor_2(pivot - bob));
     }
     let post = world
         .spawn((
@@ -275,6 +285,22 @@ fn check_golden(hash: u64, build: &str) {
          if the physics changed on purpose, regenerate GOLDEN (see the module docs); on another \
          CPU, the port breaks the cross-platform contract"
     );
+}
+
+/// Every [`SolverLanes`] choice (contacts eight, four or one at a time, spherical joints four
+/// or one at a time) gives the golden state: what a CPU without AVX, or without vector
+/// registers at all, must compute.
+#[cfg(not(feature = "parallel"))]
+#[test]
+fn every_lane_width_gives_the_golden_state() {
+    for lanes in [SolverLanes::Widest, SolverLanes::Four, SolverLanes::One] {
+        let mut app = scene();
+        app.insert_resource(SolverConfig { lanes, ..default() });
+        for _ in 0..STEPS {
+            app.update();
+        }
+        check_golden(state_hash(&mut app), &format!("{lanes:?} lanes"));
+    }
 }
 
 #[cfg(not(feature = "parallel"))]

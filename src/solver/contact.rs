@@ -65,13 +65,13 @@ use super::colouring::{Colouring, LANES, Stages, TwoBody};
 use super::rows::VelocityRows;
 use super::softness::SoftCoefficients;
 use super::solver_body::{BodyState, RigidBodyQueryItem, SolverBodies};
-use super::wide::{F4, Lane, V3, Vec3x4, lane_mut, select, transpose_in, transpose_out};
+use super::wide::{F4, Lane, S4, V3, Vec3x4, lane_mut, select, transpose_in, transpose_out};
 use crate::collision::{ContactGraph, FrictionImpulse};
 use crate::math::Scalar;
 use crate::parallel::Shared;
 use crate::prefetch::{PREFETCH_ABOVE, prefetch, prefetch_one};
 use crate::schedule::PhysicsStepTime;
-use crate::settings::SolverConfig;
+use crate::settings::{SolverConfig, SolverLanes};
 use bevy::math::{Mat4, Vec4};
 
 /// How an impulse along a fixed direction `d` at anchors `r₁`, `r₂` acts on two bodies, for
@@ -308,6 +308,8 @@ pub(crate) struct ContactConstraints {
     stages: Stages,
     /// Whether any manifold has restitution (else the restitution pass is skipped).
     any_restitution: bool,
+    /// How many manifolds the solve computes at once, from [`SolverConfig::lanes`].
+    lanes: SolverLanes,
 }
 
 /// Soft coefficients for dynamic-dynamic and dynamic-static contacts.
@@ -354,8 +356,10 @@ pub(crate) fn prepare_contacts(
     solver: Res<SolverBodies>,
     graph: Res<ContactGraph>,
     time: Res<PhysicsStepTime>,
+    config: Res<SolverConfig>,
 ) {
     let contacts = &mut *contacts;
+    contacts.lanes = config.lanes;
     let bodies = &solver.bodies;
     // Which manifolds take part, and between which bodies: colouring reorders these small
     // references, and the constraints are then built directly in their final order.
@@ -1011,14 +1015,20 @@ impl ContactConstraints {
 
     /// Runs `kernel` on every block, colour after colour: two blocks at a time in eight AVX
     /// lanes where the CPU has AVX (adjacent blocks of a colour with as many point slots),
-    /// else one at a time in four. The blocks of a colour share no dynamic body, and a lane
-    /// computes the same bits in either width, so the result does not depend on the pairing.
+    /// else one at a time in four (or in scalar code, as [`SolverLanes`] says). The blocks of
+    /// a colour share no dynamic body, and a lane computes the same bits in any width, so the
+    /// result does not depend on the pairing.
     fn run_groups(&mut self, kernel: &impl GroupKernel) {
         let blocks = Shared::new(&mut self.blocks);
         let points = Shared::new(&mut self.points);
+        let lanes = self.lanes;
         self.stages.run_ranges(|range| {
+            if lanes == SolverLanes::One {
+                // SAFETY: as below.
+                return unsafe { groups::<S4>(kernel, range, blocks, points) };
+            }
             #[cfg(target_arch = "x86_64")]
-            if range.len() > 1 && super::wide::avx_available() {
+            if lanes == SolverLanes::Widest && range.len() > 1 && super::wide::avx_available() {
                 // SAFETY: AVX is available; the stage runner hands each block to one call,
                 // in ranges of one colour (see `Shared`).
                 return unsafe { groups_avx(kernel, range, blocks, points) };
@@ -1057,7 +1067,7 @@ unsafe fn groups<L: Lane>(
                 blocks: blocks.slice_mut(index, count),
                 slots,
             };
-            if paired {
+            if paired || L::BLOCKS == 1 {
                 kernel.run::<L>(group);
             } else {
                 kernel.run::<F4>(group);

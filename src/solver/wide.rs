@@ -287,6 +287,99 @@ pub(crate) fn transpose_out(v: Vec3x4) -> [Vec4; 4] {
     [m.x_axis, m.y_axis, m.z_axis, m.w_axis]
 }
 
+/// Four lanes in plain scalar code, one `f32` operation per lane: what a CPU without vector
+/// registers computes ([`SolverLanes::One`](crate::settings::SolverLanes::One)). Each
+/// operation is the IEEE operation [`F4`]'s instruction performs, with the same choice of
+/// operand where one is NaN (`max`, `min`), so a manifold computes the same bits in either.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct S4([f32; 4]);
+
+macro_rules! scalar_binary {
+    ($trait:ident, $method:ident, $op:tt) => {
+        impl $trait for S4 {
+            type Output = Self;
+            #[inline(always)]
+            fn $method(self, rhs: Self) -> Self {
+                Self(std::array::from_fn(|i| self.0[i] $op rhs.0[i]))
+            }
+        }
+    };
+}
+scalar_binary!(Add, add, +);
+scalar_binary!(Sub, sub, -);
+scalar_binary!(Mul, mul, *);
+scalar_binary!(Div, div, /);
+
+impl Neg for S4 {
+    type Output = Self;
+    #[inline(always)]
+    fn neg(self) -> Self {
+        Self(self.0.map(|x| -x))
+    }
+}
+
+impl Lane for S4 {
+    type Mask = [bool; 4];
+    const BLOCKS: usize = 1;
+    #[inline(always)]
+    fn splat(v: f32) -> Self {
+        Self([v; 4])
+    }
+    #[inline(always)]
+    fn load(get: impl Fn(usize) -> F4) -> Self {
+        Self(get(0).to_array())
+    }
+    #[inline(always)]
+    fn split(self) -> [F4; 2] {
+        [F4::from_array(self.0); 2]
+    }
+    #[inline(always)]
+    fn load_mask(get: impl Fn(usize) -> BVec4A) -> [bool; 4] {
+        let mask = get(0).bitmask();
+        std::array::from_fn(|i| mask & (1 << i) != 0)
+    }
+    /// As `_mm_max_ps`: `rhs` unless `self > rhs`.
+    #[inline(always)]
+    fn max(self, rhs: Self) -> Self {
+        Self(std::array::from_fn(|i| {
+            if self.0[i] > rhs.0[i] {
+                self.0[i]
+            } else {
+                rhs.0[i]
+            }
+        }))
+    }
+    /// As `_mm_min_ps`: `rhs` unless `self < rhs`.
+    #[inline(always)]
+    fn min(self, rhs: Self) -> Self {
+        Self(std::array::from_fn(|i| {
+            if self.0[i] < rhs.0[i] {
+                self.0[i]
+            } else {
+                rhs.0[i]
+            }
+        }))
+    }
+    #[inline(always)]
+    fn sqrt(self) -> Self {
+        Self(self.0.map(f32::sqrt))
+    }
+    #[inline(always)]
+    fn cmpgt(self, rhs: Self) -> [bool; 4] {
+        std::array::from_fn(|i| self.0[i] > rhs.0[i])
+    }
+    #[inline(always)]
+    fn select(mask: [bool; 4], a: Self, b: Self) -> Self {
+        Self(std::array::from_fn(
+            |i| if mask[i] { a.0[i] } else { b.0[i] },
+        ))
+    }
+    #[inline(always)]
+    fn any(mask: [bool; 4]) -> bool {
+        mask.contains(&true)
+    }
+}
+
 #[cfg(target_arch = "x86_64")]
 pub(crate) use avx::{F8, avx_available};
 

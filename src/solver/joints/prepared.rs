@@ -22,6 +22,7 @@ use crate::body::CreationOrder;
 use crate::body::creation::{OrderKey, order_key};
 use crate::math::{Quaternion, Scalar};
 use crate::schedule::PhysicsStepTime;
+use crate::settings::{SolverConfig, SolverLanes};
 use crate::solver::rows::VelocityRows;
 use crate::solver::xpbd::{ConstraintDisabled, ParticipantData, XpbdIterations, resolve};
 use crate::solver::{RigidBodyQueryItem, SolverBodies};
@@ -437,6 +438,8 @@ pub(crate) struct XpbdJoints {
     levels: Vec<u32>,
     order: Vec<u32>,
     four: Vec<(u32, bool)>,
+    /// Whether plain spherical joints may be solved four at a time ([`SolverLanes`]).
+    four_lanes: bool,
     /// Scratch: per solver slot, whether the body is in a contact this step.
     pub(super) touching: Vec<bool>,
     pub(super) fixed: JointList<FixedJoint>,
@@ -503,13 +506,16 @@ pub(crate) fn solve_joints(
     mut solver: ResMut<SolverBodies>,
     time: Res<PhysicsStepTime>,
     iterations: Res<XpbdIterations>,
+    config: Res<SolverConfig>,
 ) {
     let joints = &mut *joints;
     if joints.records.slots.is_empty() {
         return;
     }
     let passes = iterations.passes();
-    if joints.program_passes != Some(passes) {
+    let four_lanes = config.lanes != SolverLanes::One;
+    if joints.program_passes != Some(passes) || joints.four_lanes != four_lanes {
+        joints.four_lanes = four_lanes;
         joints.schedule(passes);
     }
     let bodies = &mut solver.bodies;
@@ -599,7 +605,7 @@ impl XpbdJoints {
                 let row = (list == ListId::Spherical)
                     .then(|| self.spherical.rows.get(entry))
                     .flatten();
-                let lanes = row.is_some_and(PointRow::takes_lanes);
+                let lanes = self.four_lanes && row.is_some_and(PointRow::takes_lanes);
                 let broken = row.is_some_and(|row| row.broken);
                 let dynamic = [a, b].map(|r| self.records.dynamic[r]);
                 let blocks = self.has_velocity_blocks(list, entry);
@@ -666,7 +672,8 @@ impl XpbdJoints {
                 continue;
             }
             let (entry, first) = (entry as u32, pass == 0);
-            if list != ListId::Spherical || !self.spherical.takes_lanes(entry as usize) {
+            let lanes = self.four_lanes && self.spherical.takes_lanes(entry as usize);
+            if list != ListId::Spherical || !lanes {
                 program.push(Op::One { list, entry, first });
                 continue;
             }
