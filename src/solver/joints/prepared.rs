@@ -922,6 +922,7 @@ mod tests {
         // Four passes: in a chain, pass k's joint j meets pass k + 1's joint j − 2, so four
         // passes give four independent joints a level.
         let passes = 4;
+        joints.four_lanes = true;
         joints.schedule(passes);
         // The program's single joint passes, in order.
         let mut done = Vec::new();
