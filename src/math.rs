@@ -92,6 +92,11 @@ pub fn rotation_about(axis: Vector, angle: Scalar) -> Quaternion {
     Quaternion::from_xyzw(xyz.x, xyz.y, xyz.z, cos_half)
 }
 
+/// The heap memory `v` holds (its capacity, not its length).
+pub(crate) fn vec_bytes<T>(v: &Vec<T>) -> usize {
+    v.capacity() * std::mem::size_of::<T>()
+}
+
 /// A parry pose (rotation + translation) for a body or collider.
 pub(crate) fn pose(translation: Vector, rotation: Quaternion) -> parry3d::math::Pose {
     parry3d::math::Pose::from_parts(translation, rotation)

@@ -321,6 +321,36 @@ impl PhysicsSnapshot {
         self.bodies.len()
     }
 
+    /// The memory the snapshot holds, in bytes: its own fields and everything they own on the
+    /// heap (collider shapes are shared with the world and not counted; parry's per-pair
+    /// contact workspaces, which only composite shapes have, count as a pointer each).
+    pub fn size_in_bytes(&self) -> usize {
+        use crate::math::vec_bytes;
+        let hits =
+            |hits: &[(Entity, RayHits)]| (hits.iter()).map(|(_, h)| vec_bytes(&h.0)).sum::<usize>();
+        let shape_hits = (self.shape_hits.iter()).map(|(_, h)| vec_bytes(&h.0));
+        let d6 = (self.joints.iter()).filter(|j| matches!(j.joint, JointComponent::D6(_)));
+        let contacts = self.contacts.iter().flatten().map(|pair| {
+            let points = (pair.manifolds.iter()).map(|m| vec_bytes(&m.points));
+            vec_bytes(&pair.manifolds) + points.sum::<usize>()
+        });
+        std::mem::size_of::<Self>()
+            + vec_bytes(&self.bodies)
+            + vec_bytes(&self.joints)
+            + d6.count() * std::mem::size_of::<D6Joint>()
+            + vec_bytes(&self.characters)
+            + vec_bytes(&self.ray_hits)
+            + hits(&self.ray_hits)
+            + vec_bytes(&self.shape_hits)
+            + shape_hits.sum::<usize>()
+            + self.contacts.as_ref().map_or(0, vec_bytes)
+            + contacts.sum::<usize>()
+            + (self.broad_phase.as_ref()).map_or(0, |state| state.0.state_heap_bytes())
+            + (self.rows.as_ref()).map_or(0, VelocityRows::heap_bytes)
+            + vec_bytes(&self.row_maps)
+            + self.row_maps.iter().map(RowMap::heap_bytes).sum::<usize>()
+    }
+
     /// Puts back the world-wide state: step time, contact graph, broad phase, velocity rows.
     fn restore_resources(&self, world: &mut World) {
         if let (Some(time), Some(mut current)) =

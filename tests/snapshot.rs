@@ -998,3 +998,34 @@ fn a_world_without_physics_gives_an_empty_snapshot() {
     assert!(world.get_entity(e).is_ok());
     println!("{snapshot:?}");
 }
+
+/// A snapshot's reported size counts what it holds: a box resting on the ground adds its
+/// contact pair, with its manifold and four points, to the size of the same box far above the
+/// ground.
+#[test]
+fn the_size_counts_the_contact_points() {
+    let size_with_box_at = |y: f32| {
+        let mut app = app();
+        ground(&mut app);
+        spawn(
+            &mut app,
+            (
+                RigidBody::Dynamic,
+                Collider::cuboid(1.0, 1.0, 1.0),
+                Transform::from_xyz(0.0, y, 0.0),
+            ),
+        );
+        step(&mut app, 10);
+        let snapshot = PhysicsSnapshot::capture(app.world_mut());
+        assert_eq!(snapshot.body_count(), 2);
+        snapshot.size_in_bytes()
+    };
+    let (resting, above) = (size_with_box_at(0.5), size_with_box_at(50.0));
+    // The pair, and four points of at least their position on each body and an impulse each.
+    let points = 4 * (2 * size_of::<Vec3>() + size_of::<f32>());
+    let pair = size_of::<ContactPair>();
+    assert!(
+        resting >= above + pair + points,
+        "{resting} bytes resting, {above} above"
+    );
+}

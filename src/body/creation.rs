@@ -28,7 +28,7 @@ use bevy::prelude::*;
 /// so it is there without being asked for. A custom constraint component should require it too
 /// (`#[require(CreationOrder)]`, or `app.register_required_components::<MyConstraint,
 /// CreationOrder>()`): constraints without it are solved after those with it, in `Entity`
-/// order, which is not the same on every peer.
+/// index order, which is not the same on every peer.
 ///
 /// The number is assigned when the component is added with its default value; a value
 /// inserted explicitly (a rollback library restoring a despawned entity) is kept. It is
@@ -88,8 +88,9 @@ fn number_on_add(mut world: DeferredWorld, context: HookContext) {
     if !unassigned {
         return;
     }
-    // Without the counter (the physics plugin not added yet) the entity stays unnumbered until
-    // the plugin numbers it in `number_existing`.
+    // Without the counter (the physics plugin not added yet, which Bevy only allows for joints:
+    // bodies and colliders need the plugin's hooks) the entity stays unnumbered, and sorts
+    // after the numbered ones.
     let Some(order) = world
         .get_resource_mut::<CreationCounter>()
         .map(|mut counter| counter.take())
@@ -98,25 +99,6 @@ fn number_on_add(mut world: DeferredWorld, context: HookContext) {
     };
     if let Some(mut slot) = world.get_mut::<CreationOrder>(context.entity) {
         *slot = order;
-    }
-}
-
-/// Adds the counter and numbers the physics entities spawned before the plugin was added, in
-/// `Entity` order (the order they were spawned in, in a fresh world).
-pub(crate) fn number_existing(world: &mut World) {
-    world.init_resource::<CreationCounter>();
-    let mut unnumbered: Vec<Entity> = world
-        .query::<(Entity, &CreationOrder)>()
-        .iter(world)
-        .filter(|(_, order)| order.0 == 0)
-        .map(|(entity, _)| entity)
-        .collect();
-    unnumbered.sort_unstable();
-    for entity in unnumbered {
-        let order = world.resource_mut::<CreationCounter>().take();
-        if let Some(mut slot) = world.get_mut::<CreationOrder>(entity) {
-            *slot = order;
-        }
     }
 }
 

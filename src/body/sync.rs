@@ -374,7 +374,7 @@ pub(crate) struct SyncPlugin;
 impl Plugin for SyncPlugin {
     fn build(&self, app: &mut App) {
         use crate::schedule::{PhysicsSchedule, PhysicsStepSet};
-        crate::body::creation::number_existing(app.world_mut());
+        app.init_resource::<crate::body::CreationCounter>();
         app.add_systems(
             PhysicsSchedule,
             (

@@ -41,6 +41,7 @@ use super::hooks::ActiveCollisionHooks;
 use crate::body::{
     AngularVelocity, CreationOrder, LinearVelocity, Position, RigidBody, Rotation, Sleeping,
 };
+use crate::math::vec_bytes;
 use crate::math::{Scalar, Vector};
 use crate::parallel::{Shared, pool_with_helpers, run_chunks};
 use crate::schedule::PhysicsStepTime;
@@ -332,6 +333,19 @@ impl BroadPhase {
             leaves: self.leaves.clone(),
             generation: self.generation,
         }
+    }
+
+    /// The heap memory a state taken with [`Self::clone_state`] holds (the shapes are shared
+    /// with the colliders, not counted).
+    pub(crate) fn state_heap_bytes(&self) -> usize {
+        vec_bytes(&self.proxies)
+            + vec_bytes(&self.pairs)
+            + self.bvh.heap_memory_size()
+            + vec_bytes(&self.candidates)
+            + vec_bytes(&self.moved)
+            + vec_bytes(&self.leaf_moved)
+            + vec_bytes(&self.leaf_proxy)
+            + vec_bytes(&self.leaves)
     }
 
     /// Puts back a state taken with [`Self::clone_state`], keeping this workspace.

@@ -340,6 +340,12 @@ pub(crate) fn clear_rows(mut rows: ResMut<VelocityRows>, time: Res<PhysicsStepTi
 }
 
 impl VelocityRows {
+    /// The heap memory it holds.
+    pub(crate) fn heap_bytes(&self) -> usize {
+        use crate::math::vec_bytes;
+        vec_bytes(&self.rows) + vec_bytes(&self.blocks) + vec_bytes(&self.last_impulses)
+    }
+
     /// Whether there is anything to solve this step.
     pub(crate) fn is_empty(&self) -> bool {
         self.rows.is_empty() && self.blocks.is_empty()

@@ -154,6 +154,13 @@ pub(crate) struct RowMap {
     row_map: Vec<u32>,
 }
 
+impl RowMap {
+    /// The heap memory it holds.
+    pub(crate) fn heap_bytes(&self) -> usize {
+        crate::math::vec_bytes(&self.blocks) + crate::math::vec_bytes(&self.row_map)
+    }
+}
+
 /// The [`VelocityConstraintCache`] of every velocity-constraint type, in the order their
 /// systems first ran. A resource rather than each system's `Local`, so that a
 /// [`PhysicsSnapshot`](crate::PhysicsSnapshot) can capture and restore the warm-start data.
