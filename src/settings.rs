@@ -100,7 +100,10 @@ pub enum SolverLanes {
     Widest,
     /// Contacts and plain spherical joints four at a time (SSE2 on x86-64, NEON on ARM).
     Four,
-    /// One at a time, in plain scalar code: what a CPU without vector registers runs.
+    /// The contact passes in plain scalar code, one `f32` operation per lane, and spherical
+    /// joints one at a time: what a CPU without vector registers runs. (The contact blocks
+    /// are still prepared with glam's four-wide types, which on such a CPU are the same
+    /// operations in scalar code.)
     One,
 }
 
