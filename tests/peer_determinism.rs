@@ -15,8 +15,8 @@ enum Peer {
     Plain,
     /// Entities allocated before the level and handed out in a scrambled order.
     Pool,
-    /// Every other body carries components of the game's own, so they live in other
-    /// archetypes (and tables) than the rest.
+    /// Every other entity of the level (bodies, child colliders, joints) carries components of
+    /// the game's own, so they live in other archetypes (and tables) than the rest.
     Tagged,
     /// Hundreds of entities spawned and freed first, in a scrambled order, so the level gets
     /// recycled indices in that order.
