@@ -19,9 +19,6 @@
 //!     target/release/deps/profile-<hash> pyramid 5 50
 //! ```
 //!
-//! `snapshot` prints what a rollback snapshot costs on the pile (after 300 steps), the
-//! pyramid and the joint grid: its size per body, and the time to capture and to restore it.
-//!
 //! `quality` runs the comparison's quality windows: the top-cube drift of the pyramid after
 //! 600 steps and of the large pyramid after 200, and the deepest cube–cube and cube–ground
 //! penetration of the pile at step 300.
@@ -95,38 +92,6 @@ fn quality() {
     );
 }
 
-/// FNV-1a over the bits of every body's pose and velocities, in entity order.
-fn state_hash(app: &mut App) -> u64 {
-    let mut query = app.world_mut().query::<(
-        Entity,
-        &Position,
-        &Rotation,
-        &LinearVelocity,
-        &AngularVelocity,
-    )>();
-    let mut bodies: Vec<_> = query
-        .iter(app.world())
-        .map(|(e, p, r, v, w)| (e, p.0, r.0, v.0, w.0))
-        .collect();
-    bodies.sort_by_key(|b| b.0);
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for (_, p, r, v, w) in bodies {
-        for x in p
-            .to_array()
-            .into_iter()
-            .chain(r.to_array())
-            .chain(v.to_array())
-            .chain(w.to_array())
-        {
-            // `+ 0.0` turns −0 into +0: the sign of a zero velocity is not physics.
-            for byte in (x + 0.0).to_bits().to_le_bytes() {
-                hash = (hash ^ byte as u64).wrapping_mul(0x0100_0000_01b3);
-            }
-        }
-    }
-    hash
-}
-
 fn main() {
     let all: Vec<String> = std::env::args().skip(1).collect();
     // `--threads N`: the compute task pool's thread count (with the `parallel` feature). The
@@ -158,10 +123,6 @@ fn main() {
         quality();
         return;
     }
-    if name == "snapshot" {
-        snapshot_cost();
-        return;
-    }
     if name == "hash" {
         // The final-state hash of every scene after a fixed number of steps, to check that a
         // restructuring left the results bit-identical.
@@ -175,7 +136,7 @@ fn main() {
             step(&mut app, steps);
             println!(
                 "{scene_name} after {steps} steps: {:016x}",
-                state_hash(&mut app)
+                physics_checksum(app.world_mut())
             );
         }
         return;
@@ -209,40 +170,4 @@ fn main() {
         warm_up + steps,
         elapsed.as_secs_f64() * 1000.0 / steps as f64
     );
-}
-
-/// A snapshot's size per body and its capture and restore times, on scenes after they settled
-/// (medians of 21 of each).
-fn snapshot_cost() {
-    for (name, steps) in [("pile", 300), ("pyramid", 120), ("grid", 120)] {
-        let (mut app, _) = scene(name).expect("a scene");
-        for _ in 0..steps {
-            app.update();
-        }
-        let median = |mut times: Vec<f64>| {
-            times.sort_by(f64::total_cmp);
-            times[times.len() / 2]
-        };
-        let mut captures = Vec::new();
-        let mut snapshot = PhysicsSnapshot::capture(app.world_mut());
-        for _ in 0..21 {
-            let start = Instant::now();
-            snapshot = std::hint::black_box(PhysicsSnapshot::capture(app.world_mut()));
-            captures.push(start.elapsed().as_secs_f64());
-        }
-        let mut restores = Vec::new();
-        for _ in 0..21 {
-            let start = Instant::now();
-            snapshot.restore(app.world_mut());
-            restores.push(start.elapsed().as_secs_f64());
-        }
-        let bodies = snapshot.body_count().max(1);
-        println!(
-            "{name}: {bodies} bodies, {} bytes ({} per body), capture {:.3} ms, restore {:.3} ms",
-            snapshot.size_in_bytes(),
-            snapshot.size_in_bytes() / bodies,
-            median(captures) * 1e3,
-            median(restores) * 1e3,
-        );
-    }
 }

@@ -141,6 +141,13 @@
 //! get bit-identical results, whatever their `Entity` values, archetypes or storage order. See
 //! [`body::creation`].
 //!
+//! With a rollback library, step the physics in its rollback schedule
+//! (`PhysicsPlugin::new(GgrsSchedule)` for bevy_ggrs, with your input systems
+//! `.before(PhysicsSystems::StepSimulation)`), save and load a [`PhysicsSnapshot`] with its
+//! frames, and send [`physics_checksum`](snapshot::physics_checksum) for desync detection. The
+//! repository's `rollback` example and `docs/rollback.md` show the whole integration with
+//! bevy_ggrs: a SyncTest and a two-process P2P session.
+//!
 //! ## In a game
 //!
 //! - **Smooth motion**: physics steps at a fixed 64 Hz whatever the display rate. Give a body
@@ -282,12 +289,12 @@ pub mod prelude {
     };
     pub use crate::math::{Scalar, Vector};
     pub use crate::schedule::{
-        PhysicsSchedule, PhysicsStepSet, PhysicsStepTime, SolverSet, SubstepCount, SubstepSchedule,
-        SubstepSolverSet, ThreadUse,
+        PhysicsSchedule, PhysicsStepSet, PhysicsStepTime, PhysicsSystems, SolverSet, SubstepCount,
+        SubstepSchedule, SubstepSolverSet, ThreadUse,
     };
     pub use crate::settings::{Gravity, SolverConfig, SolverLanes};
     pub use crate::sleeping::SleepThreshold;
-    pub use crate::snapshot::PhysicsSnapshot;
+    pub use crate::snapshot::{PhysicsSnapshot, physics_checksum};
     pub use crate::solver::joints::{
         D6Axis, D6Drive, D6Joint, D6Limit, D6Motion, DistanceJoint, FixedJoint, Joint, JointBroken,
         JointMotor, MotorTarget, PrismaticJoint, RevoluteJoint, SphericalJoint,

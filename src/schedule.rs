@@ -18,6 +18,22 @@ use bevy::prelude::*;
 
 use crate::math::Scalar;
 
+/// Where the physics step runs in its parent schedule (the schedule given to
+/// [`PhysicsPlugin::new`](crate::PhysicsPlugin::new), `FixedPostUpdate` by default), in this
+/// order. Order your own systems in that schedule against these sets, e.g. systems that set
+/// forces or motor targets `.before(PhysicsSystems::StepSimulation)`. A parent schedule that
+/// rejects ambiguous systems (such as bevy_ggrs' `GgrsSchedule`) needs every system that touches
+/// physics components ordered against the step.
+#[derive(SystemSet, Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum PhysicsSystems {
+    /// Before the step; empty unless you add to it.
+    First,
+    /// The physics step: one run of [`PhysicsSchedule`].
+    StepSimulation,
+    /// After the step; empty unless you add to it.
+    Last,
+}
+
 /// The schedule that advances the simulation by one physics step.
 #[derive(ScheduleLabel, Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct PhysicsSchedule;
@@ -234,7 +250,19 @@ impl Plugin for PhysicsSchedulePlugin {
             );
         app.add_schedule(substep);
 
-        app.add_systems(self.parent, run_physics_step);
+        app.configure_sets(
+            self.parent,
+            (
+                PhysicsSystems::First,
+                PhysicsSystems::StepSimulation,
+                PhysicsSystems::Last,
+            )
+                .chain(),
+        )
+        .add_systems(
+            self.parent,
+            run_physics_step.in_set(PhysicsSystems::StepSimulation),
+        );
     }
 }
 

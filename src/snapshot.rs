@@ -73,9 +73,11 @@
 //! # What a snapshot holds
 //!
 //! Per body ([`RigidBody`] entity):
-//! - [`Position`], [`Rotation`], [`LinearVelocity`], [`AngularVelocity`] and [`Transform`];
-//! - the pose-sync bookkeeping ([`PoseSync`]), so that a restore is not taken for a teleport
-//!   by the user (which would wake the body);
+//! - [`Position`], [`Rotation`], [`LinearVelocity`] and [`AngularVelocity`];
+//! - [`Transform`] and the pose-sync bookkeeping ([`PoseSync`]), so that a restore is not
+//!   taken for a teleport by the user (which would wake the body). For a root body whose
+//!   `Transform` is its world pose with unit scale (what a step leaves), neither is stored:
+//!   both are rebuilt from the pose, to the same bits;
 //! - [`Sleeping`] and the sleep timer, and whether a change since the body fell asleep (to its
 //!   velocity, force or torque) will wake it at the next step;
 //! - a pending [`ExternalImpulse`] (none pending is restored as a zero impulse).
@@ -177,7 +179,9 @@ pub struct PhysicsSnapshot {
     colliders: usize,
 }
 
-/// One body's state.
+/// One body's state. What most bodies have in common is left out: the `Transform` and
+/// pose-sync bookkeeping of a root body whose `Transform` is its world pose (rebuilt from the
+/// pose at the restore), and a zero pending impulse.
 #[derive(Clone)]
 struct BodyState {
     entity: Entity,
@@ -185,11 +189,27 @@ struct BodyState {
     rotation: Rotation,
     linear: LinearVelocity,
     angular: AngularVelocity,
-    transform: Transform,
-    sync: PoseSync,
     timer: SleepTimer,
     sleep: SleepState,
-    impulse: ExternalImpulse,
+    /// `Transform` and [`PoseSync`] when they are not [`world_pose_sync`] of the pose.
+    pose_sync: Option<Box<(Transform, PoseSync)>>,
+    /// The pending impulse, if not zero.
+    impulse: Option<Box<ExternalImpulse>>,
+}
+
+/// The `Transform` and [`PoseSync`] of a root body at `position` and `rotation` after a step
+/// that wrote them: the world pose, unit scale.
+fn world_pose_sync(position: Position, rotation: Rotation) -> (Transform, PoseSync) {
+    let transform = Transform::from_translation(position.0).with_rotation(rotation.0);
+    let sync = PoseSync {
+        translation: position.0,
+        rotation: rotation.0,
+        local_translation: position.0,
+        local_rotation: rotation.0,
+        parent: bevy::math::Affine3A::IDENTITY,
+        initialized: true,
+    };
+    (transform, sync)
 }
 
 /// Whether a body sleeps, and whether the next step wakes it.
@@ -334,8 +354,18 @@ impl PhysicsSnapshot {
             let points = (pair.manifolds.iter()).map(|m| vec_bytes(&m.points));
             vec_bytes(&pair.manifolds) + points.sum::<usize>()
         });
+        let body_extras = self.bodies.iter().map(|body| {
+            body.pose_sync
+                .as_ref()
+                .map_or(0, |b| std::mem::size_of_val(&**b))
+                + body
+                    .impulse
+                    .as_ref()
+                    .map_or(0, |b| std::mem::size_of_val(&**b))
+        });
         std::mem::size_of::<Self>()
             + vec_bytes(&self.bodies)
+            + body_extras.sum::<usize>()
             + vec_bytes(&self.joints)
             + d6.count() * std::mem::size_of::<D6Joint>()
             + vec_bytes(&self.characters)
@@ -407,6 +437,48 @@ impl PhysicsSnapshot {
     }
 }
 
+/// A 64-bit checksum of the simulation state: FNV-1a over the bits of every body's
+/// [`Position`], [`Rotation`], [`LinearVelocity`] and [`AngularVelocity`] (x, y, z(, w) each,
+/// little-endian), bodies in [`CreationOrder`](crate::body::CreationOrder).
+///
+/// Two peers that follow the determinism contract (see the [crate docs](crate)) have equal
+/// checksums after every step, so a rollback library can send it for desync detection (GGRS
+/// compares a checksum of each confirmed frame). It depends on nothing but the bodies'
+/// states and their creation order: not on `Entity` values or storage order. The state it
+/// leaves out (contacts, joints, sleep timers) acts on the bodies within a step or two, so a
+/// desync there shows up in the checksum soon after. It is also the hash of the
+/// cross-platform golden test (`tests/thread_determinism.rs`).
+///
+/// ```
+/// # use bevy::prelude::*;
+/// # use impetus3d::prelude::*;
+/// let mut app = impetus3d::headless_app(1.0 / 60.0);
+/// app.world_mut().spawn((RigidBody::Dynamic, Collider::sphere(0.5)));
+/// app.update();
+/// let before = physics_checksum(app.world_mut());
+/// app.update();
+/// assert_ne!(physics_checksum(app.world_mut()), before, "the ball falls");
+/// ```
+pub fn physics_checksum(world: &mut World) -> u64 {
+    let mut query = world.query_filtered::<(
+        &crate::body::CreationOrder,
+        (&Position, &Rotation),
+        (&LinearVelocity, &AngularVelocity),
+    ), With<RigidBody>>();
+    let mut bodies: Vec<_> = query.iter(world).collect();
+    bodies.sort_unstable_by_key(|(order, ..)| order.get());
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for (_, (p, r), (v, w)) in bodies {
+        let values = (p.0.to_array().into_iter()).chain(r.0.to_array());
+        for x in values.chain(v.0.to_array()).chain(w.0.to_array()) {
+            for byte in x.to_bits().to_le_bytes() {
+                hash = (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3);
+            }
+        }
+    }
+    hash
+}
+
 fn count_colliders(world: &mut World) -> usize {
     world
         .query_filtered::<(), With<Collider>>()
@@ -435,15 +507,15 @@ fn capture_bodies(world: &mut World) -> Vec<BodyState> {
                 rotation: *pose.1,
                 linear: *velocity.0,
                 angular: *velocity.1,
-                transform: *sync.0,
-                sync: *sync.1,
                 timer: *sync.2,
                 sleep: if sleeping {
                     SleepState::Asleep
                 } else {
                     SleepState::Awake
                 },
-                impulse: impulse.copied().unwrap_or_default(),
+                pose_sync: (world_pose_sync(*pose.0, *pose.1) != (*sync.0, *sync.1))
+                    .then(|| Box::new((*sync.0, *sync.1))),
+                impulse: (impulse.copied()).filter(|i| !i.is_zero()).map(Box::new),
             },
         )
         .collect();
@@ -518,16 +590,18 @@ fn restore_bodies(world: &mut World, bodies: &[BodyState], missing: &mut Vec<Ent
 
 /// Writes one body's components (all required by [`RigidBody`], so present on a body).
 fn restore_body(entity: &mut EntityWorldMut, body: &BodyState) -> bool {
+    let (transform, sync) = (body.pose_sync.as_deref().copied())
+        .unwrap_or_else(|| world_pose_sync(body.position, body.rotation));
     let written = [
         write(entity, body.position),
         write(entity, body.rotation),
         write(entity, body.linear),
         write(entity, body.angular),
-        write(entity, body.transform),
-        write(entity, body.sync),
+        write(entity, transform),
+        write(entity, sync),
         write(entity, body.timer),
     ];
-    restore_impulse(entity, body.impulse);
+    restore_impulse(entity, body.impulse.as_deref().copied().unwrap_or_default());
     written.iter().all(|&ok| ok)
 }
 

@@ -82,6 +82,8 @@ mod reflect;
 mod resting;
 #[path = "restitution.rs"]
 mod restitution;
+#[path = "rollback_ggrs.rs"]
+mod rollback_ggrs;
 #[path = "scene.rs"]
 mod scene;
 #[path = "sleeping.rs"]

@@ -180,32 +180,6 @@ fn jointed_bodies_and_a_character(world: &mut World) {
     ));
 }
 
-/// FNV-1a over the bits of every body's pose and velocities, in creation order.
-fn state_hash(app: &mut App) -> u64 {
-    let mut query = app.world_mut().query::<(
-        &CreationOrder,
-        &Position,
-        &Rotation,
-        &LinearVelocity,
-        &AngularVelocity,
-    )>();
-    let mut bodies: Vec<_> = query
-        .iter(app.world())
-        .map(|(order, p, r, v, w)| (order.get(), p.0, r.0, v.0, w.0))
-        .collect();
-    bodies.sort_by_key(|b| b.0);
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for (_, p, r, v, w) in bodies {
-        let values = p.to_array().into_iter().chain(r.to_array());
-        for x in values.chain(v.to_array()).chain(w.to_array()) {
-            for byte in x.to_bits().to_le_bytes() {
-                hash = (hash ^ byte as u64).wrapping_mul(0x0100_0000_01b3);
-            }
-        }
-    }
-    hash
-}
-
 /// Runs the scene and returns the final state's hash and the parallel counters.
 fn run_scene() -> (u64, u64, u64) {
     let mut app = scene();
@@ -215,7 +189,7 @@ fn run_scene() -> (u64, u64, u64) {
     let counters = &impetus3d::schedule::PARALLEL_COUNTERS;
     let ordering = std::sync::atomic::Ordering::Relaxed;
     (
-        state_hash(&mut app),
+        physics_checksum(app.world_mut()),
         counters.parallel_stages.load(ordering),
         counters.helper_chunks.load(ordering),
     )
@@ -299,7 +273,10 @@ fn every_lane_width_gives_the_golden_state() {
         for _ in 0..STEPS {
             app.update();
         }
-        check_golden(state_hash(&mut app), &format!("{lanes:?} lanes"));
+        check_golden(
+            physics_checksum(app.world_mut()),
+            &format!("{lanes:?} lanes"),
+        );
     }
 }
 

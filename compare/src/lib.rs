@@ -226,6 +226,24 @@ pub trait Sim {
     fn step(&mut self);
     /// A body's pose after the last step.
     fn pose(&self, body: usize) -> (Vec3, Quat);
+    /// What a rollback snapshot of the world costs now, for an engine that has snapshots
+    /// (impetus3d's `PhysicsSnapshot`); `None` for the others.
+    fn snapshot_cost(&mut self) -> Option<SnapshotCost> {
+        None
+    }
+}
+
+/// The size of a rollback snapshot and the time to take and restore one.
+#[derive(Clone, Copy, Debug)]
+pub struct SnapshotCost {
+    /// Bodies in the snapshot (static ones included).
+    pub bodies: usize,
+    /// The snapshot's memory, bytes.
+    pub bytes: usize,
+    /// Median time of a capture, ms.
+    pub capture_ms: f64,
+    /// Median time of a restore, ms.
+    pub restore_ms: f64,
 }
 
 /// Creates Bevy's process-wide task pools (IO, async compute, compute) before the first app is

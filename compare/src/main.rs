@@ -18,6 +18,9 @@
 //! - `--only ENGINE` (repeatable, or comma-separated: `impetus3d`, `bevy_rapier3d`, `avian3d`,
 //!   `rapier3d`, `box3d`, or `impetus`, `bevy_rapier`, `avian`, `rapier`): run only these
 //!   engines (e.g. to profile one).
+//! - `--snapshot`: instead of timing, print what an impetus3d rollback snapshot
+//!   (`PhysicsSnapshot`) of each scene costs at the end of its timing window: bytes, bytes per
+//!   body, capture and restore times.
 //! - `--threads N`: compute task pool threads for the whole process (effective only in a build
 //!   with `--features parallel`).
 //!
@@ -33,10 +36,12 @@ use std::process::ExitCode;
 use impetus3d_compare::scenes::{BIN_HALF_WIDTH, DRUM, Hills, Terrain};
 use impetus3d_compare::{DT, Engine, PARALLEL_BUILD, Scene, SceneKind, free_fall, init_task_pools};
 
-const USAGE: &str = "usage: impetus3d-compare [--repeats N] [--threads N] [--only ENGINE]... \
+const USAGE: &str = "usage: impetus3d-compare [--snapshot] [--repeats N] [--threads N] [--only ENGINE]... \
                      [sanity] [SCENE]... (see the module docs)";
 
 struct Options {
+    /// Measure impetus3d's rollback snapshots instead of timing steps.
+    snapshot: bool,
     repeats: usize,
     threads: Option<usize>,
     engines: Vec<Engine>,
@@ -45,6 +50,7 @@ struct Options {
 
 fn parse_args() -> Result<Options, String> {
     let mut options = Options {
+        snapshot: false,
         repeats: 5,
         threads: None,
         engines: Vec::new(),
@@ -61,6 +67,7 @@ fn parse_args() -> Result<Options, String> {
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--repeats" => options.repeats = number("--repeats", args.next())?,
+            "--snapshot" => options.snapshot = true,
             "--threads" => options.threads = Some(number("--threads", args.next())?),
             "--only" => {
                 let value = args.next().ok_or("--only needs an engine name")?;
@@ -764,6 +771,32 @@ fn print_summary(done: &[(Timed, Vec<Measured>)], engines: &[Engine]) {
     }
 }
 
+/// Prints what an impetus3d `PhysicsSnapshot` costs at the end of each scene's timing
+/// window, as a Markdown table.
+fn snapshot_costs(wants: &dyn Fn(&str) -> bool) {
+    println!("| scene | step | bodies | bytes | bytes per body | capture (ms) | restore (ms) |");
+    println!("| --- | ---: | ---: | ---: | ---: | ---: | ---: |");
+    for (name, timed) in timed_scenes() {
+        if !wants(name) {
+            continue;
+        }
+        let (_, end) = timed.kind.timing_window();
+        let mut scene = timed.kind.build(Engine::Impetus);
+        scene.step(end);
+        let Some(cost) = scene.sim.snapshot_cost() else {
+            continue;
+        };
+        println!(
+            "| {name} | {end} | {} | {} | {} | {:.3} | {:.3} |",
+            cost.bodies,
+            cost.bytes,
+            cost.bytes / cost.bodies.max(1),
+            cost.capture_ms,
+            cost.restore_ms
+        );
+    }
+}
+
 fn main() -> ExitCode {
     let options = match parse_args() {
         Ok(options) => options,
@@ -782,6 +815,10 @@ fn main() -> ExitCode {
     // Before the first app: the task pools are process-wide and created once.
     let compute_threads = init_task_pools(options.threads);
     let wants = |name: &str| options.scenes.is_empty() || options.scenes.iter().any(|s| s == name);
+    if options.snapshot {
+        snapshot_costs(&wants);
+        return ExitCode::SUCCESS;
+    }
     let engines = &options.engines;
     println!(
         "Timestep 1/60 s everywhere, one physics step per update, sleeping disabled. \

@@ -36,4 +36,32 @@ impl BevyEngine for Impetus {
             ),
         };
     }
+
+    /// The medians of 21 captures and 21 restores of a `PhysicsSnapshot`.
+    fn snapshot_cost(world: &mut World) -> Option<crate::SnapshotCost> {
+        use std::time::Instant;
+        let median = |mut times: Vec<f64>| {
+            times.sort_by(f64::total_cmp);
+            times[times.len() / 2]
+        };
+        let mut snapshot = ip::PhysicsSnapshot::capture(world);
+        let mut captures = Vec::new();
+        for _ in 0..21 {
+            let start = Instant::now();
+            snapshot = std::hint::black_box(ip::PhysicsSnapshot::capture(world));
+            captures.push(start.elapsed().as_secs_f64() * 1e3);
+        }
+        let mut restores = Vec::new();
+        for _ in 0..21 {
+            let start = Instant::now();
+            snapshot.restore(world);
+            restores.push(start.elapsed().as_secs_f64() * 1e3);
+        }
+        Some(crate::SnapshotCost {
+            bodies: snapshot.body_count(),
+            bytes: snapshot.size_in_bytes(),
+            capture_ms: median(captures),
+            restore_ms: median(restores),
+        })
+    }
 }

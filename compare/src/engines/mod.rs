@@ -105,6 +105,10 @@ trait BevyEngine {
     fn spawn(world: &mut World, body: &BodyDef) -> Entity;
     /// Spawns a joint between the bodies `a` and `b`.
     fn joint(world: &mut World, joint: &JointDef, a: Entity, b: Entity);
+    /// See [`Sim::snapshot_cost`].
+    fn snapshot_cost(_world: &mut World) -> Option<crate::SnapshotCost> {
+        None
+    }
 }
 
 /// A headless app with one of the Bevy engines: every update is one physics step.
@@ -158,6 +162,10 @@ impl<E: BevyEngine> Sim for BevySim<E> {
             .get::<Transform>(self.bodies[body])
             .expect("a body has a Transform");
         (t.translation, t.rotation)
+    }
+
+    fn snapshot_cost(&mut self) -> Option<crate::SnapshotCost> {
+        E::snapshot_cost(self.app.world_mut())
     }
 }
 
