@@ -384,14 +384,16 @@ pub fn game_app() -> App {
     app
 }
 
-/// Reads the bots' inputs for the local players: `ReadInputs` runs once per new frame.
-pub fn read_bot_inputs(mut commands: Commands, local: Res<LocalPlayers>, mut frame: Local<u32>) {
-    let inputs = local
-        .0
-        .iter()
-        .map(|&handle| (handle, bot_input(handle, *frame)));
+/// Reads the bots' inputs for the local players, for the frame the session is at (so that a
+/// run's inputs, and so its states, are the same whatever the network did).
+pub fn read_bot_inputs(
+    mut commands: Commands,
+    local: Res<LocalPlayers>,
+    frame: Res<RollbackFrameCount>,
+) {
+    let frame = frame.0.max(0) as u32;
+    let inputs = (local.0.iter()).map(|&handle| (handle, bot_input(handle, frame)));
     commands.insert_resource(LocalInputs::<Config>(inputs.collect()));
-    *frame += 1;
 }
 
 /// What a SyncTest run found.
