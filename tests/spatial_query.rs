@@ -428,7 +428,8 @@ fn point_and_overlap_queries() {
     let inside = query(&mut app, |q| {
         q.point_intersections(Vec3::new(0.8, 0.0, 0.0), &all())
     });
-    assert_eq!(inside, sorted(vec![cube, ball]));
+    // In creation order.
+    assert_eq!(inside, vec![cube, ball]);
     let only_cube = query(&mut app, |q| {
         q.point_intersections(Vec3::new(-0.8, 0.0, 0.0), &all())
     });
@@ -464,11 +465,6 @@ fn point_and_overlap_queries() {
         )
     });
     assert!(clear.is_empty());
-}
-
-fn sorted(mut v: Vec<Entity>) -> Vec<Entity> {
-    v.sort();
-    v
 }
 
 /// A gravity-free dynamic ball of radius 0.5 at `at`.
@@ -835,4 +831,41 @@ fn a_shape_cast_onto_an_upturned_heightfield_ends() {
         "distance {}",
         hit.distance
     );
+}
+
+/// Two colliders a ray hits at exactly the same distance are reported newest first, and
+/// overlap queries list colliders oldest first: in the order of `CreationOrder`, which every
+/// peer of a networked game shares, also when the query tree was just rebuilt for a spawn and
+/// no step has run; not in `Entity` order, which differs between peers. Checked with the newer
+/// collider on the lower and on the higher entity index.
+#[test]
+fn query_results_follow_creation_order_not_entity_order() {
+    for newer_on_lower_index in [false, true] {
+        let mut app = App::new();
+        app.add_plugins((MinimalPlugins, PhysicsPlugin::default()));
+        let world = app.world_mut();
+        let (low, high) = (world.spawn_empty().id(), world.spawn_empty().id());
+        let (older, newer) = if newer_on_lower_index {
+            (high, low)
+        } else {
+            (low, high)
+        };
+        for entity in [older, newer] {
+            let plate = (RigidBody::Static, Collider::cuboid(2.0, 1.0, 2.0));
+            world.entity_mut(entity).insert(plate);
+        }
+        update_spatial_query_pipeline(world);
+        assert_eq!(steps(&app), 0);
+        let hits = query(&mut app, |q| {
+            q.ray_hits(Vec3::new(0.0, 5.0, 0.0), down(), 10.0, 4, true, &all())
+        });
+        let order: Vec<Entity> = hits.iter().map(|hit| hit.entity).collect();
+        assert_eq!(
+            order,
+            vec![newer, older],
+            "newer collider on the lower index: {newer_on_lower_index}"
+        );
+        let inside = query(&mut app, |q| q.point_intersections(Vec3::ZERO, &all()));
+        assert_eq!(inside, vec![older, newer]);
+    }
 }

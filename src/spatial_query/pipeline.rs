@@ -4,7 +4,7 @@ use bevy::prelude::*;
 use parry3d::bounding_volume::BoundingVolume;
 
 use crate::body::sync::user_pose;
-use crate::body::{PoseSync, Position, RigidBody, Rotation, Sleeping};
+use crate::body::{CreationOrder, PoseSync, Position, RigidBody, Rotation, Sleeping};
 use crate::collision::broad_phase::{BroadPhase, ColliderProxy, ProxyKind};
 use crate::collision::collider::{ColliderPose, DisabledCollider, find_body};
 use crate::collision::{Collider, ColliderOf, CollisionLayers, Sensor};
@@ -37,6 +37,7 @@ type QueryColliders<'w, 's> = Query<
     's,
     (
         Entity,
+        &'static CreationOrder,
         &'static Collider,
         &'static ColliderPose,
         Option<&'static ColliderOf>,
@@ -70,7 +71,7 @@ fn rebuild_query_tree(
 ) {
     let margin = config.speculative_distance();
     broad.proxies.clear();
-    for (entity, collider, local, collider_of, layers, sensor) in &colliders {
+    for (entity, order, collider, local, collider_of, layers, sensor) in &colliders {
         let layers = layers.copied().unwrap_or_default();
         if layers.is_inert() {
             continue;
@@ -101,6 +102,8 @@ fn rebuild_query_tree(
         }
         broad.proxies.push(ColliderProxy {
             entity,
+            // Breaks ties between equally near hits.
+            key: order.pair_key(),
             body,
             pose: world,
             local,

@@ -624,7 +624,7 @@ impl SpatialQuery<'_, '_> {
         })
     }
 
-    /// Every collider that contains `point`, in entity order.
+    /// Every collider that contains `point`, in creation order (oldest first).
     pub fn point_intersections(&self, point: Vector, filter: &SpatialQueryFilter) -> Vec<Entity> {
         if !point.is_finite() {
             return Vec::new();
@@ -635,7 +635,8 @@ impl SpatialQuery<'_, '_> {
         })
     }
 
-    /// Every collider whose bounding box overlaps `aabb`, in entity order (sensors included).
+    /// Every collider whose bounding box overlaps `aabb` (sensors included), in creation order
+    /// (oldest first).
     pub fn aabb_intersections_with_aabb(&self, aabb: Aabb3d) -> Vec<Entity> {
         let aabb = Aabb::new(aabb.min.into(), aabb.max.into());
         if !aabb.mins.is_finite() || !aabb.maxs.is_finite() {
@@ -647,8 +648,8 @@ impl SpatialQuery<'_, '_> {
         })
     }
 
-    /// Every collider that `shape`, placed at `position` with `rotation`, overlaps, in entity
-    /// order.
+    /// Every collider that `shape`, placed at `position` with `rotation`, overlaps, in creation
+    /// order (oldest first).
     pub fn shape_intersections(
         &self,
         shape: &Collider,
@@ -667,23 +668,25 @@ impl SpatialQuery<'_, '_> {
         })
     }
 
-    /// The accepted colliders whose tree box overlaps `aabb` and that pass `test`, sorted.
+    /// The accepted colliders whose tree box overlaps `aabb` and that pass `test`, in
+    /// creation order (oldest first: the same on every peer, unlike `Entity` order).
     fn overlapping(
         &self,
         aabb: &Aabb,
         filter: &SpatialQueryFilter,
         test: impl Fn(&ColliderProxy) -> bool,
     ) -> Vec<Entity> {
-        let mut found: Vec<Entity> = self
+        let mut found: Vec<(u64, Entity)> = self
             .broad
             .bvh()
             .intersect_aabb(aabb)
             .filter_map(|leaf| self.candidate(leaf, filter, &|_, _| true))
             .filter(|proxy| test(proxy))
-            .map(|proxy| proxy.entity)
+            .map(|proxy| (proxy.key, proxy.entity))
             .collect();
-        found.sort_unstable();
-        found
+        // Keys count down from the oldest collider.
+        found.sort_unstable_by(|a, b| b.cmp(a));
+        found.into_iter().map(|(_, entity)| entity).collect()
     }
 
     /// The key of a collider a query just found, which breaks ties between hits (the newest
