@@ -126,7 +126,7 @@
 //! ## Rollback snapshots
 //!
 //! [`PhysicsSnapshot::capture`] copies the whole simulation state of a world (bodies,
-//! velocities, sleeping, contact warm-start data, joint state, broad phase, velocity rows, the
+//! velocities, sleeping, contact warm-start data, joint state, velocity rows, the
 //! step count) and [`PhysicsSnapshot::restore`] puts it back, so that the steps after a
 //! restore are bit-identical to those after the capture: what rollback networking needs.
 //! Restore into the same world (same entities), then step with the same inputs. Your inputs

@@ -65,10 +65,10 @@
 //!   state. Its contact pairs were not in the captured contact graph, so they start afresh
 //!   (new [`CollisionStart`](crate::CollisionStart)s, no warm start). A rollback library
 //!   despawns such entities (or respawns the ones it rolls back) itself. The spatial-query
-//!   tree is rebuilt at the restore whenever colliders were spawned or despawned since the
-//!   capture, so that queries see the world as it is.
+//!   tree is brought to the restored world at the restore, so that queries see it as it is.
 //! - Captures and restores cost time proportional to the number of bodies, colliders, joints
-//!   and contact pairs; nothing is paid per step when no snapshot is taken.
+//!   and contact pairs (a restore also refits the query tree to every collider); nothing is
+//!   paid per step when no snapshot is taken.
 //!
 //! # What a snapshot holds
 //!
@@ -100,10 +100,8 @@
 //!   impulses for warm starting, the friction impulses of each manifold), parry's per-pair
 //!   workspace, the touching and was-touching flags that start and end collision events, the
 //!   poses used to skip resting pairs, and contact-hook changes;
-//! - the broad phase: the collider proxies the spatial queries and character controllers read
-//!   between steps, and the bounding-volume tree with its incremental-optimisation state (its
-//!   shape depends on history and decides which of two equally near colliders a nearest-hit
-//!   query finds), and whether the tree is due for a rebuild;
+//! - whether the spatial-query tree is due for a rebuild (colliders spawned before the capture
+//!   and not yet in it);
 //! - the velocity rows of the last step (of D6 joints and of your
 //!   [`VelocityConstraint`](crate::solver::rows::VelocityConstraint)s) and where each
 //!   constraint's rows went, for warm starting and impulse read-back;
@@ -124,6 +122,11 @@
 //!   and [`VelocityConstraint`](crate::solver::rows::VelocityConstraint) types): they are
 //!   ordinary components of yours; roll them back with the rest of your game state. (The
 //!   engine's warm-start data for velocity constraints is in the snapshot.)
+//! - The broad phase: its colliders' boxes and its tree. The restore rebuilds the boxes from
+//!   the restored poses, to the bits a step leaves, and fits the tree to them; the tree's
+//!   shape, which depends on history, decides nothing: a step's pairs are every pair of
+//!   overlapping boxes, sorted by creation order, and queries report equally near colliders
+//!   newest first.
 //! - Per-step scratch: solver bodies, contact constraints, islands, graph colouring, the
 //!   pairs that ended and bodies that lost support in the last step (cleared before each step
 //!   uses them), cached swept shapes of characters, constraint slot caches (keyed to a gather
@@ -149,7 +152,7 @@ use crate::body::{
 };
 use crate::character::CharacterControllerState;
 use crate::collision::broad_phase::BroadPhase;
-use crate::collision::{Collider, CollidingEntities, ContactGraph, ContactPair};
+use crate::collision::{CollidingEntities, ContactGraph, ContactPair};
 use crate::schedule::PhysicsStepTime;
 use crate::solver::joints::{
     D6Joint, DistanceJoint, FixedJoint, PrismaticJoint, RevoluteJoint, SphericalJoint,
@@ -171,12 +174,9 @@ pub struct PhysicsSnapshot {
     ray_hits: Vec<(Entity, RayHits)>,
     shape_hits: Vec<(Entity, ShapeHits)>,
     contacts: Option<Vec<ContactPair>>,
-    broad_phase: Option<BroadPhaseState>,
     query_tree_stale: Option<bool>,
     rows: Option<VelocityRows>,
     row_maps: Vec<RowMap>,
-    /// How many collider entities there were, to tell whether any were spawned since.
-    colliders: usize,
 }
 
 /// One body's state. What most bodies have in common is left out: the `Transform` and
@@ -240,15 +240,6 @@ enum JointComponent {
     D6(Box<D6Joint>),
 }
 
-/// The broad phase without its scratch workspace.
-struct BroadPhaseState(BroadPhase);
-
-impl Clone for BroadPhaseState {
-    fn clone(&self) -> Self {
-        Self(self.0.clone_state())
-    }
-}
-
 impl std::fmt::Debug for PhysicsSnapshot {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("PhysicsSnapshot")
@@ -284,15 +275,11 @@ impl PhysicsSnapshot {
             contacts: world
                 .get_resource::<ContactGraph>()
                 .map(|graph| graph.pairs.clone()),
-            broad_phase: world
-                .get_resource::<BroadPhase>()
-                .map(|broad| BroadPhaseState(broad.clone_state())),
             query_tree_stale: world.get_resource::<QueryTreeStale>().map(|s| s.0),
             rows: world.get_resource::<VelocityRows>().cloned(),
             row_maps: world
                 .get_resource::<VelocityConstraintCaches>()
                 .map_or_else(Vec::new, VelocityConstraintCaches::row_maps),
-            colliders: count_colliders(world),
         }
     }
 
@@ -375,13 +362,13 @@ impl PhysicsSnapshot {
             + shape_hits.sum::<usize>()
             + self.contacts.as_ref().map_or(0, vec_bytes)
             + contacts.sum::<usize>()
-            + (self.broad_phase.as_ref()).map_or(0, |state| state.0.state_heap_bytes())
             + (self.rows.as_ref()).map_or(0, VelocityRows::heap_bytes)
             + vec_bytes(&self.row_maps)
             + self.row_maps.iter().map(RowMap::heap_bytes).sum::<usize>()
     }
 
-    /// Puts back the world-wide state: step time, contact graph, broad phase, velocity rows.
+    /// Puts back the world-wide state: step time, creation counter, contact graph, velocity
+    /// rows.
     fn restore_resources(&self, world: &mut World) {
         if let (Some(time), Some(mut current)) =
             (self.step_time, world.get_resource_mut::<PhysicsStepTime>())
@@ -398,17 +385,6 @@ impl PhysicsSnapshot {
         {
             graph.pairs.clone_from(pairs);
         }
-        if let (Some(state), Some(mut broad)) =
-            (&self.broad_phase, world.get_resource_mut::<BroadPhase>())
-        {
-            broad.restore_state(&state.0);
-        }
-        if let (Some(stale), Some(mut current)) = (
-            self.query_tree_stale,
-            world.get_resource_mut::<QueryTreeStale>(),
-        ) {
-            current.0 = stale;
-        }
         if let (Some(rows), Some(mut current)) =
             (&self.rows, world.get_resource_mut::<VelocityRows>())
         {
@@ -419,20 +395,20 @@ impl PhysicsSnapshot {
         }
     }
 
-    /// The restored query tree names the colliders of the capture: if some were despawned or
-    /// spawned since, queries before the next step would miss or report them, so the tree is
-    /// rebuilt from the world as it is.
+    /// Brings the broad phase's colliders and tree to the restored poses, as a step leaves
+    /// them, for the queries and character controllers that read them before the next step.
+    /// (The broad phase is not in the snapshot: its tree is a cache, and the pairs a step
+    /// finds depend only on the colliders' boxes, not on the tree.) Then puts back whether a
+    /// rebuild for colliders spawned before the capture was still pending.
     fn refresh_query_tree(&self, world: &mut World) {
-        let Some(state) = &self.broad_phase else {
-            return;
-        };
-        let despawned = state.0.proxies.iter().any(|proxy| {
-            world
-                .get_entity(proxy.entity)
-                .map_or(true, |e| !e.contains::<Collider>())
-        });
-        if despawned || count_colliders(world) != self.colliders {
+        if world.contains_resource::<BroadPhase>() {
             update_spatial_query_pipeline(world);
+        }
+        if let (Some(stale), Some(mut current)) = (
+            self.query_tree_stale,
+            world.get_resource_mut::<QueryTreeStale>(),
+        ) {
+            current.0 = stale;
         }
     }
 }
@@ -477,13 +453,6 @@ pub fn physics_checksum(world: &mut World) -> u64 {
         }
     }
     hash
-}
-
-fn count_colliders(world: &mut World) -> usize {
-    world
-        .query_filtered::<(), With<Collider>>()
-        .iter(world)
-        .count()
 }
 
 /// What a body's capture reads.

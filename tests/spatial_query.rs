@@ -833,7 +833,8 @@ fn a_shape_cast_onto_an_upturned_heightfield_ends() {
     );
 }
 
-/// Two colliders a ray hits at exactly the same distance are reported newest first, and
+/// Two colliders a ray hits at exactly the same distance are reported newest first (the
+/// nearest hit is the newest of them), and
 /// overlap queries list colliders oldest first: in the order of `CreationOrder`, which every
 /// peer of a networked game shares, also when the query tree was just rebuilt for a spawn and
 /// no step has run; not in `Entity` order, which differs between peers. Checked with the newer
@@ -865,6 +866,10 @@ fn query_results_follow_creation_order_not_entity_order() {
             vec![newer, older],
             "newer collider on the lower index: {newer_on_lower_index}"
         );
+        let nearest = query(&mut app, |q| {
+            q.cast_ray(Vec3::new(0.0, 5.0, 0.0), down(), 10.0, true, &all())
+        });
+        assert_eq!(nearest.map(|hit| hit.entity), Some(newer));
         let inside = query(&mut app, |q| q.point_intersections(Vec3::ZERO, &all()));
         assert_eq!(inside, vec![older, newer]);
     }

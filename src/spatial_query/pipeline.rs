@@ -91,8 +91,12 @@ fn rebuild_query_tree(
                     let (parent, transform, _) = links.get(e).ok()?;
                     Some((parent.map(ChildOf::parent), transform.copied()))
                 });
-                let (p, r, _) = user_pose(transform, position, rotation, sync, &parent);
-                (ProxyKind::of(*rb, sleeping), pose(p, r.normalize()) * local)
+                let (p, r, from_transform) =
+                    user_pose(transform, position, rotation, sync, &parent);
+                // A pose the engine wrote is used as it is, to the bits the step's own
+                // update of the tree gives (a rollback restore rebuilds the tree here).
+                let r = if from_transform { r.normalize() } else { r };
+                (ProxyKind::of(*rb, sleeping), pose(p, r) * local)
             }
             None => (ProxyKind::Static, local),
         };

@@ -259,14 +259,31 @@ impl SpatialQuery<'_, '_> {
     ) -> Option<RayHitData> {
         let (ray, max) = valid_ray(origin, direction, max_distance)?;
         let slab = Slab::new(&ray);
-        let (leaf, _) = self.broad.bvh().find_best(
+        let toi = |leaf, limit| {
+            let proxy = self.candidate(leaf, filter, predicate)?;
+            proxy.shape.cast_ray(&proxy.pose, &ray, limit, solid)
+        };
+        let (mut leaf, nearest) = self.broad.bvh().find_best(
             max,
             |node, best| slab.entry(node.mins(), node.maxs(), best),
-            |leaf, best| {
-                let proxy = self.candidate(leaf, filter, predicate)?;
-                proxy.shape.cast_ray(&proxy.pose, &ray, best, solid)
-            },
+            toi,
         )?;
+        // Of colliders hit at exactly that distance (tiles of a floor, at their seams) the
+        // newest, as every query reports ties, rather than the one the tree's shape (which
+        // differs between peers and after a rollback) happens to give first.
+        let mut newest = self.key_of_leaf(leaf);
+        self.broad.bvh().traverse(|node| {
+            if slab.entry(node.mins(), node.maxs(), nearest) > nearest {
+                return TraversalAction::Prune;
+            }
+            if let Some(other) = node.leaf_data() {
+                let key = self.key_of_leaf(other);
+                if key < newest && toi(other, nearest).is_some_and(|t| t == nearest) {
+                    (leaf, newest) = (other, key);
+                }
+            }
+            TraversalAction::Continue
+        });
         let proxy = self.broad.leaf_proxy(leaf)?;
         let hit = proxy
             .shape
@@ -692,8 +709,12 @@ impl SpatialQuery<'_, '_> {
     /// The key of a collider a query just found, which breaks ties between hits (the newest
     /// collider first, see [`CreationOrder::pair_key`](crate::CreationOrder)).
     fn key_of(&self, collider: Entity) -> u64 {
-        let proxy = self.broad.leaf_proxy(collider.index_u32());
-        proxy.map_or(u64::MAX, |proxy| proxy.key)
+        self.key_of_leaf(collider.index_u32())
+    }
+
+    /// [`Self::key_of`] the collider of a tree leaf.
+    fn key_of_leaf(&self, leaf: u32) -> u64 {
+        (self.broad.leaf_proxy(leaf)).map_or(u64::MAX, |proxy| proxy.key)
     }
 
     /// The proxy of a tree leaf, if the query may report it.
