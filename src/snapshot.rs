@@ -102,9 +102,10 @@
 //!   poses used to skip resting pairs, and contact-hook changes;
 //! - whether the spatial-query tree is due for a rebuild (colliders spawned before the capture
 //!   and not yet in it);
-//! - the velocity rows of the last step (of D6 joints and of your
+//! - the impulses of the last step's velocity rows (of D6 joints and of your
 //!   [`VelocityConstraint`](crate::solver::rows::VelocityConstraint)s) and where each
-//!   constraint's rows went, for warm starting and impulse read-back;
+//!   constraint's rows went, for warm starting and impulse read-back (not the prepared rows
+//!   themselves, which the next step rebuilds);
 //! - [`PhysicsStepTime`], including `step_count`;
 //! - the [`CreationCounter`], so that physics entities spawned again after a restore get the
 //!   [`CreationOrder`](crate::CreationOrder) they got the first time (despawn the ones spawned
@@ -276,7 +277,9 @@ impl PhysicsSnapshot {
                 .get_resource::<ContactGraph>()
                 .map(|graph| graph.pairs.clone()),
             query_tree_stale: world.get_resource::<QueryTreeStale>().map(|s| s.0),
-            rows: world.get_resource::<VelocityRows>().cloned(),
+            rows: world
+                .get_resource::<VelocityRows>()
+                .map(VelocityRows::carried),
             row_maps: world
                 .get_resource::<VelocityConstraintCaches>()
                 .map_or_else(Vec::new, VelocityConstraintCaches::row_maps),

@@ -104,7 +104,10 @@ impl Plugin for RowPlugin {
             .init_resource::<user::VelocityConstraintCaches>()
             .add_systems(
                 PhysicsSchedule,
-                solve::clear_rows.in_set(SolverSet::PrepareContacts),
+                (
+                    solve::clear_rows.in_set(SolverSet::PrepareContacts),
+                    solve::finish_rows.in_set(SolverSet::Writeback),
+                ),
             )
             .add_systems(
                 SubstepSchedule,

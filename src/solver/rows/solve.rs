@@ -83,7 +83,8 @@ pub struct VelocityRows {
     /// The step's velocity blocks, solved after the rows.
     #[reflect(ignore)]
     pub(crate) blocks: Vec<PreparedBlock>,
-    /// The per-step impulses of the rows of the last finished step, by row index.
+    /// The per-step impulses of the rows of the last finished step, by row index (kept by
+    /// [`finish_rows`] at the end of each step).
     #[reflect(ignore)]
     pub(crate) last_impulses: Vec<Scalar>,
     /// The step those rows belonged to.
@@ -326,20 +327,38 @@ fn pre_solve_speed(
     row.linear0.dot(v0) + row.angular0.dot(w0) - row.linear1.dot(v1) - row.angular1.dot(w1)
 }
 
-/// Starts a step's rows: keeps the last step's impulses for read-back and warm starting.
+/// Starts a step's rows.
 pub(crate) fn clear_rows(mut rows: ResMut<VelocityRows>, time: Res<PhysicsStepTime>) {
+    rows.step = time.step_count;
+    rows.rows.clear();
+    rows.blocks.clear();
+}
+
+/// Ends a step's rows: keeps their per-step impulses for the next step's read-back and warm
+/// starting. After this the prepared rows and blocks are not read again (the next step clears
+/// them), so a snapshot leaves them out ([`VelocityRows::carried`]).
+pub(crate) fn finish_rows(mut rows: ResMut<VelocityRows>, time: Res<PhysicsStepTime>) {
     let rows = &mut *rows;
     let substeps = time.substeps.max(1) as Scalar;
     rows.last_impulses.clear();
     rows.last_impulses
         .extend(rows.rows.iter().map(|r| r.impulse * substeps));
     rows.last_step = rows.step;
-    rows.step = time.step_count;
-    rows.rows.clear();
-    rows.blocks.clear();
 }
 
 impl VelocityRows {
+    /// What the next step reads: the last step's impulses and which step that was, without
+    /// the prepared rows and blocks (per-step scratch once [`finish_rows`] has run).
+    pub(crate) fn carried(&self) -> Self {
+        Self {
+            rows: Vec::new(),
+            blocks: Vec::new(),
+            last_impulses: self.last_impulses.clone(),
+            last_step: self.last_step,
+            step: self.step,
+        }
+    }
+
     /// The heap memory it holds.
     pub(crate) fn heap_bytes(&self) -> usize {
         use crate::math::vec_bytes;
