@@ -88,8 +88,12 @@ fn synctest(args: &[String]) -> Outcome {
 
 fn peer_options(args: &[String]) -> Result<PeerOptions, String> {
     let desync_at: i32 = option(args, "--desync-at", -1)?;
+    let player = option(args, "--player", 0)?;
+    if player >= game::PLAYERS {
+        return Err(format!("--player must be below {}", game::PLAYERS));
+    }
     Ok(PeerOptions {
-        player: option(args, "--player", 0)?,
+        player,
         port: option(args, "--port", 7000)?,
         remote_port: option(args, "--remote-port", 7001)?,
         frames: option(args, "--frames", 3000)?,

@@ -193,13 +193,14 @@ pub fn run_peer(options: &PeerOptions) -> Result<PeerReport, Box<dyn std::error:
 
     let started = Instant::now();
     let frame_time = Duration::from_secs_f64(1.0 / game::FPS as f64);
-    let deadline = started + Duration::from_secs(30) + frame_time * options.frames as u32 * 3;
+    let frames = options.frames.max(0) as u32;
+    let deadline = started + Duration::from_secs(30) + frame_time * frames * 3;
     let mut done_at = None;
     let mut next_update = started;
     loop {
         app.update();
         let now = Instant::now();
-        let confirmed = confirmed_frame(&mut app);
+        let confirmed = confirmed_frame(&app);
         if done_at.is_none() && confirmed >= options.frames {
             done_at = Some(now);
         }
@@ -220,10 +221,11 @@ pub fn run_peer(options: &PeerOptions) -> Result<PeerReport, Box<dyn std::error:
     ))
 }
 
-fn confirmed_frame(app: &mut App) -> i32 {
-    match app.world().resource::<Session<Config>>() {
-        Session::P2P(session) => session.confirmed_frame(),
-        _ => unreachable!("a P2P session"),
+/// The session's last confirmed frame (-1 before the first).
+fn confirmed_frame(app: &App) -> i32 {
+    match app.world().get_resource::<Session<Config>>() {
+        Some(Session::P2P(session)) => session.confirmed_frame(),
+        _ => -1,
     }
 }
 
@@ -267,12 +269,13 @@ fn report(app: &mut App, options: &PeerOptions, finished: bool, elapsed: Duratio
             digest = (digest ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3);
         }
     }
-    let Session::P2P(session) = world.resource::<Session<Config>>() else {
-        unreachable!("a P2P session");
+    let ping_ms = match world.get_resource::<Session<Config>>() {
+        Some(Session::P2P(session)) => {
+            (session.network_stats(1 - options.player)).map_or(0, |stats| stats.ping)
+        }
+        _ => 0,
     };
-    let remote = 1 - options.player;
-    let ping_ms = session.network_stats(remote).map_or(0, |stats| stats.ping);
-    let confirmed = session.confirmed_frame();
+    let confirmed = confirmed_frame(app);
     let (sent, dropped) = (
         SENT.load(Ordering::Relaxed),
         DROPPED.load(Ordering::Relaxed),
