@@ -1,7 +1,8 @@
 //! The physics schedules, their system sets, and the loop that drives them.
 //!
 //! [`PhysicsSchedule`] runs once per physics step from a parent schedule (`FixedPostUpdate` by
-//! default), with its systems in the [`PhysicsStepSet`] stages. Inside
+//! default), in [`PhysicsSystems::StepSimulation`] there, with its systems in the
+//! [`PhysicsStepSet`] stages. Inside
 //! [`PhysicsStepSet::Solver`], [`SolverSet::Substep`] runs [`SubstepSchedule`] [`SubstepCount`]
 //! times; each run is one substep of length `h = dt / SubstepCount`, ordered by
 //! [`SubstepSolverSet`].

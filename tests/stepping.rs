@@ -49,3 +49,34 @@ fn other_timesteps_also_step_once_per_update() {
     // f64 1/50 converted to f32 seconds by bevy's Time: compare within one f32 ulp-scale.
     assert!((time.delta - 0.02).abs() < 1e-6, "delta {}", time.delta);
 }
+
+/// Systems ordered against `PhysicsSystems::StepSimulation` in the physics plugin's parent
+/// schedule run before and after the step: the one before sees the step count of the last
+/// step, the one after the count of the step that just ran.
+#[test]
+fn systems_ordered_against_the_step_see_it_before_and_after() {
+    use bevy::prelude::*;
+
+    #[derive(Resource, Default)]
+    struct Seen(Vec<(&'static str, u64)>);
+
+    let mut app = app();
+    let seen = |when: &'static str| {
+        move |time: Res<PhysicsStepTime>, mut seen: ResMut<Seen>| {
+            seen.0.push((when, time.step_count));
+        }
+    };
+    app.init_resource::<Seen>().add_systems(
+        FixedPostUpdate,
+        (
+            seen("after").after(PhysicsSystems::StepSimulation),
+            seen("before").before(PhysicsSystems::StepSimulation),
+        ),
+    );
+    let start = steps(&app);
+    app.update();
+    assert_eq!(
+        app.world().resource::<Seen>().0,
+        vec![("before", start), ("after", start + 1)]
+    );
+}
