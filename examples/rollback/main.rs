@@ -3,9 +3,9 @@
 //! motorised paddle and a pile of 240 boxes and balls (267 bodies). Bots press the buttons.
 //!
 //! The physics step runs in GGRS's rollback schedule (`PhysicsPlugin::new(GgrsSchedule)`),
-//! and `PhysicsRollbackPlugin` (in `game.rs`, about 60 lines to copy into a game) saves a
-//! `PhysicsSnapshot` each frame, restores it when GGRS rolls back, and adds the physics
-//! checksum to each frame's checksum. Headless; three ways to run it:
+//! and `PhysicsRollbackPlugin` (in `game.rs`, about 60 lines with its docs, to copy into a
+//! game) saves a `PhysicsSnapshot` each frame, restores it when GGRS rolls back, and adds the
+//! physics checksum to each frame's checksum. Headless; three ways to run it:
 //!
 //! ```text
 //! # A SyncTest: each frame, roll back 8 frames, re-simulate and compare checksums (600 frames).
