@@ -95,11 +95,21 @@
 //! Per collider with [`CollidingEntities`]: the set, rebuilt from the restored contact graph
 //! (the engine keeps the two equal).
 //!
+//! The records of bodies at rest (static bodies, and sleeping bodies not disturbed since they
+//! fell asleep) are shared between snapshots: a capture whose records of resting bodies are
+//! the same to the bit as those of the snapshot captured before it (while that one is still
+//! held) refers to the same copy ([`PhysicsSnapshot::shared_bytes`]). They cannot be left out:
+//! the steps after a capture may wake and move them, and a restore must put them back.
+//!
 //! World-wide:
-//! - the contact graph: every pair with its manifolds (points with their feature ids, normal
-//!   impulses for warm starting, the friction impulses of each manifold), parry's per-pair
-//!   workspace, the touching and was-touching flags that start and end collision events, the
-//!   poses used to skip resting pairs, and contact-hook changes;
+//! - the contact graph, packed into flat lists: per pair its colliders and bodies, the poses
+//!   that decide whether the next step skips or recycles it, its materials, whether it
+//!   touches (which starts and ends collision events) and the contact-hook changes in force;
+//!   per manifold its normals, the parts of composite shapes it joins and its friction
+//!   impulses; per point both anchors, its distance, the feature ids that match it to the
+//!   next step's points and its normal impulse (for warm starting); and parry's per-pair
+//!   workspace of mesh and compound pairs. The restore writes the pairs back in place,
+//!   reusing the graph's storage;
 //! - whether the spatial-query tree is due for a rebuild (colliders spawned before the capture
 //!   and not yet in it);
 //! - the impulses of the last step's velocity rows (of D6 joints and of your
@@ -110,6 +120,15 @@
 //! - the [`CreationCounter`], so that physics entities spawned again after a restore get the
 //!   [`CreationOrder`](crate::CreationOrder) they got the first time (despawn the ones spawned
 //!   since the capture, as a rollback does, or two entities share a number).
+//!
+//! # Size
+//!
+//! [`PhysicsSnapshot::size_in_bytes`] reports a snapshot's memory. Per body it is a 96-byte
+//! record (plus a `Transform` and its bookkeeping for a child body or a scaled one, and a
+//! pending impulse if any), and per contact pair a 160-byte record, 52 bytes per manifold and
+//! 40 per point: a box resting on a face of another collider adds 372 bytes. Contacts are
+//! most of it in a pile: the measured figures per body for the comparison scenes are in the
+//! README (`compare -- --snapshot`).
 //!
 //! # What it does not hold, and why
 //!
@@ -130,8 +149,9 @@
 //!   newest first.
 //! - Per-step scratch: solver bodies, contact constraints, islands, graph colouring, the
 //!   pairs that ended and bodies that lost support in the last step (cleared before each step
-//!   uses them), cached swept shapes of characters, constraint slot caches (keyed to a gather
-//!   counter that a restore never sets back).
+//!   uses them), a contact pair's broad-phase indices and whether it touched the step before
+//!   (set before they are read), cached swept shapes of characters, constraint slot caches
+//!   (keyed to a gather counter that a restore never sets back).
 //! - Messages already sent ([`CollisionStart`](crate::CollisionStart),
 //!   [`CollisionEnd`](crate::CollisionEnd), [`JointBroken`](crate::solver::joints::JointBroken)):
 //!   re-simulated steps send theirs again.
@@ -145,6 +165,8 @@
 //!   in storage order (which changes whenever an entity gains or loses a component, as a
 //!   restore does).
 
+use std::sync::Arc;
+
 use bevy::prelude::*;
 
 use crate::body::{
@@ -153,7 +175,8 @@ use crate::body::{
 };
 use crate::character::CharacterControllerState;
 use crate::collision::broad_phase::BroadPhase;
-use crate::collision::{CollidingEntities, ContactGraph, ContactPair};
+use crate::collision::saved_contacts::SavedContacts;
+use crate::collision::{CollidingEntities, ContactGraph};
 use crate::schedule::PhysicsStepTime;
 use crate::solver::joints::{
     D6Joint, DistanceJoint, FixedJoint, PrismaticJoint, RevoluteJoint, SphericalJoint,
@@ -169,12 +192,15 @@ use crate::spatial_query::{QueryTreeStale, RayHits, ShapeHits, update_spatial_qu
 pub struct PhysicsSnapshot {
     step_time: Option<PhysicsStepTime>,
     creation: Option<CreationCounter>,
+    /// Bodies in motion (see [`BodyState::at_rest`]).
     bodies: Vec<BodyState>,
+    /// Bodies at rest, shared with the snapshot captured before when the same to the bit.
+    resting: Arc<[BodyState]>,
     joints: Vec<JointState>,
     characters: Vec<(Entity, CharacterControllerState)>,
     ray_hits: Vec<(Entity, RayHits)>,
     shape_hits: Vec<(Entity, ShapeHits)>,
-    contacts: Option<Vec<ContactPair>>,
+    contacts: Option<SavedContacts>,
     query_tree_stale: Option<bool>,
     rows: Option<VelocityRows>,
     row_maps: Vec<RowMap>,
@@ -197,6 +223,43 @@ struct BodyState {
     /// The pending impulse, if not zero.
     impulse: Option<Box<ExternalImpulse>>,
 }
+
+impl BodyState {
+    /// True for the record of a body at rest: no velocity, no pending impulse, not disturbed
+    /// in its sleep, the `Transform` a step leaves. A static body's and a sleeping body's
+    /// record stays the same from capture to capture, so snapshots share it.
+    fn at_rest(&self) -> bool {
+        self.linear.0 == Vec3::ZERO
+            && self.angular.0 == Vec3::ZERO
+            && self.sleep != SleepState::AsleepDisturbed
+            && self.pose_sync.is_none()
+            && self.impulse.is_none()
+    }
+
+    /// True if two records are the same to the bit (`-0.0` and `0.0` differ).
+    fn same_bits(&self, other: &Self) -> bool {
+        let bits = |body: &Self| {
+            let floats = (body.position.0.to_array().into_iter())
+                .chain(body.rotation.0.to_array())
+                .chain(body.linear.0.to_array())
+                .chain(body.angular.0.to_array())
+                .chain([body.timer.0]);
+            floats.map(f32::to_bits)
+        };
+        self.entity == other.entity
+            && self.sleep == other.sleep
+            && self.pose_sync.is_none()
+            && other.pose_sync.is_none()
+            && self.impulse.is_none()
+            && other.impulse.is_none()
+            && bits(self).eq(bits(other))
+    }
+}
+
+/// The last capture's records of bodies at rest, for the next capture to share while a
+/// snapshot still holds them.
+#[derive(Resource, Default)]
+struct LastRestingBodies(Option<std::sync::Weak<[BodyState]>>);
 
 /// The `Transform` and [`PoseSync`] of a root body at `position` and `rotation` after a step
 /// that wrote them: the world pose, unit scale.
@@ -245,9 +308,12 @@ impl std::fmt::Debug for PhysicsSnapshot {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("PhysicsSnapshot")
             .field("step_count", &self.step_count())
-            .field("bodies", &self.bodies.len())
+            .field("bodies", &self.body_count())
             .field("joints", &self.joints.len())
-            .field("contact_pairs", &self.contacts.as_ref().map_or(0, Vec::len))
+            .field(
+                "contact_pairs",
+                &self.contacts.as_ref().map_or(0, SavedContacts::len),
+            )
             .finish_non_exhaustive()
     }
 }
@@ -265,17 +331,21 @@ impl PhysicsSnapshot {
     /// assert_eq!(snapshot.step_count(), 1);
     /// ```
     pub fn capture(world: &mut World) -> Self {
+        let (resting, bodies) = capture_bodies(world)
+            .into_iter()
+            .partition(BodyState::at_rest);
         Self {
             step_time: world.get_resource::<PhysicsStepTime>().copied(),
             creation: world.get_resource::<CreationCounter>().copied(),
-            bodies: capture_bodies(world),
+            bodies,
+            resting: share_resting(world, resting),
             joints: capture_joints(world),
             characters: capture_cloned::<CharacterControllerState>(world),
             ray_hits: capture_cloned::<RayHits>(world),
             shape_hits: capture_cloned::<ShapeHits>(world),
             contacts: world
                 .get_resource::<ContactGraph>()
-                .map(|graph| graph.pairs.clone()),
+                .map(|graph| SavedContacts::capture(&graph.pairs)),
             query_tree_stale: world.get_resource::<QueryTreeStale>().map(|s| s.0),
             rows: world
                 .get_resource::<VelocityRows>()
@@ -304,7 +374,8 @@ impl PhysicsSnapshot {
     pub fn restore(&self, world: &mut World) {
         let mut missing = Vec::new();
         self.restore_resources(world);
-        restore_bodies(world, &self.bodies, &mut missing);
+        let bodies = self.bodies.iter().chain(self.resting.iter());
+        restore_bodies(world, bodies, &mut missing);
         restore_joints(world, &self.joints, &mut missing);
         restore_cloned(world, &self.characters, &mut missing);
         restore_cloned(world, &self.ray_hits, &mut missing);
@@ -328,22 +399,20 @@ impl PhysicsSnapshot {
 
     /// How many bodies the snapshot holds.
     pub fn body_count(&self) -> usize {
-        self.bodies.len()
+        self.bodies.len() + self.resting.len()
     }
 
     /// The memory the snapshot holds, in bytes: its own fields and everything they own on the
     /// heap (collider shapes are shared with the world and not counted; parry's per-pair
-    /// contact workspaces, which only composite shapes have, count as a pointer each).
+    /// contact workspaces, which only composite shapes have, count as a pointer each). The
+    /// records it shares with other snapshots ([`shared_bytes`](Self::shared_bytes)) are
+    /// counted too.
     pub fn size_in_bytes(&self) -> usize {
         use crate::math::vec_bytes;
         let hits =
             |hits: &[(Entity, RayHits)]| (hits.iter()).map(|(_, h)| vec_bytes(&h.0)).sum::<usize>();
         let shape_hits = (self.shape_hits.iter()).map(|(_, h)| vec_bytes(&h.0));
         let d6 = (self.joints.iter()).filter(|j| matches!(j.joint, JointComponent::D6(_)));
-        let contacts = self.contacts.iter().flatten().map(|pair| {
-            let points = (pair.manifolds.iter()).map(|m| vec_bytes(&m.points));
-            vec_bytes(&pair.manifolds) + points.sum::<usize>()
-        });
         let body_extras = self.bodies.iter().map(|body| {
             body.pose_sync
                 .as_ref()
@@ -355,6 +424,7 @@ impl PhysicsSnapshot {
         });
         std::mem::size_of::<Self>()
             + vec_bytes(&self.bodies)
+            + self.resting_bytes()
             + body_extras.sum::<usize>()
             + vec_bytes(&self.joints)
             + d6.count() * std::mem::size_of::<D6Joint>()
@@ -363,11 +433,40 @@ impl PhysicsSnapshot {
             + hits(&self.ray_hits)
             + vec_bytes(&self.shape_hits)
             + shape_hits.sum::<usize>()
-            + self.contacts.as_ref().map_or(0, vec_bytes)
-            + contacts.sum::<usize>()
+            + self.contacts.as_ref().map_or(0, SavedContacts::heap_bytes)
             + (self.rows.as_ref()).map_or(0, VelocityRows::heap_bytes)
             + vec_bytes(&self.row_maps)
             + self.row_maps.iter().map(RowMap::heap_bytes).sum::<usize>()
+    }
+
+    /// The bytes of this snapshot that other snapshots hold too (counted in each one's
+    /// [`size_in_bytes`](Self::size_in_bytes)): the records of bodies at rest (static bodies,
+    /// and sleeping ones not disturbed since they fell asleep), which a capture shares with
+    /// the snapshot captured before it when they are the same to the bit. A rollback
+    /// library's ring of snapshots thus holds one copy of a resting world.
+    ///
+    /// ```
+    /// # use bevy::prelude::*;
+    /// # use impetus3d::prelude::*;
+    /// let mut app = impetus3d::headless_app(1.0 / 64.0);
+    /// app.world_mut().spawn((RigidBody::Static, Collider::cuboid(10.0, 1.0, 10.0)));
+    /// app.update();
+    /// let first = PhysicsSnapshot::capture(app.world_mut());
+    /// app.update();
+    /// let second = PhysicsSnapshot::capture(app.world_mut());
+    /// assert!(second.shared_bytes() > 0, "the ground's record is held once");
+    /// # drop(first);
+    /// ```
+    pub fn shared_bytes(&self) -> usize {
+        if Arc::strong_count(&self.resting) > 1 {
+            self.resting_bytes()
+        } else {
+            0
+        }
+    }
+
+    fn resting_bytes(&self) -> usize {
+        std::mem::size_of_val(&*self.resting)
     }
 
     /// Puts back the world-wide state: step time, creation counter, contact graph, velocity
@@ -383,10 +482,10 @@ impl PhysicsSnapshot {
         {
             *current = counter;
         }
-        if let (Some(pairs), Some(mut graph)) =
+        if let (Some(contacts), Some(mut graph)) =
             (&self.contacts, world.get_resource_mut::<ContactGraph>())
         {
-            graph.pairs.clone_from(pairs);
+            contacts.restore(&mut graph.pairs);
         }
         if let (Some(rows), Some(mut current)) =
             (&self.rows, world.get_resource_mut::<VelocityRows>())
@@ -545,8 +644,31 @@ fn write<T: Component<Mutability = bevy::ecs::component::Mutable>>(
     }
 }
 
-fn restore_bodies(world: &mut World, bodies: &[BodyState], missing: &mut Vec<Entity>) {
-    let mut present = Vec::with_capacity(bodies.len());
+/// The records of bodies at rest: the last capture's if a snapshot still holds them and they
+/// are the same to the bit (so that the snapshots share them), and remembered for the next
+/// capture.
+fn share_resting(world: &mut World, resting: Vec<BodyState>) -> Arc<[BodyState]> {
+    let mut last = world.get_resource_or_init::<LastRestingBodies>();
+    let same = |old: &Arc<[BodyState]>| {
+        old.len() == resting.len()
+            && (old.iter().zip(&resting)).all(|(old, new)| old.same_bits(new))
+    };
+    if let Some(old) = last.0.as_ref().and_then(std::sync::Weak::upgrade)
+        && same(&old)
+    {
+        return old;
+    }
+    let resting: Arc<[BodyState]> = resting.into();
+    last.0 = Some(Arc::downgrade(&resting));
+    resting
+}
+
+fn restore_bodies<'a>(
+    world: &mut World,
+    bodies: impl Iterator<Item = &'a BodyState>,
+    missing: &mut Vec<Entity>,
+) {
+    let mut present = Vec::with_capacity(bodies.size_hint().0);
     for body in bodies {
         let restored = world.get_entity_mut(body.entity).is_ok_and(|mut entity| {
             entity.contains::<RigidBody>() && restore_body(&mut entity, body)

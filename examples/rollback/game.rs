@@ -319,7 +319,8 @@ impl Plugin for RollbackStatsPlugin {
         app.init_resource::<RollbackStats>()
             .add_systems(
                 SaveWorld,
-                record_checksum.in_set(SaveWorldSystems::Snapshot),
+                (record_checksum, record_snapshot_size.after(save_physics))
+                    .in_set(SaveWorldSystems::Snapshot),
             )
             .add_systems(LoadWorld, count_rollback.after(LoadWorldSystems::Data))
             .add_systems(AdvanceWorld, count_frame.in_set(AdvanceWorldSystems::Last));
@@ -340,6 +341,9 @@ pub struct RollbackStats {
     pub checksums: BTreeMap<i32, u64>,
     /// The newest frame simulated.
     newest: i32,
+    /// The last saved snapshot's [`PhysicsSnapshot::size_in_bytes`] and
+    /// [`PhysicsSnapshot::shared_bytes`], and its bodies.
+    pub snapshot_bytes: (usize, usize, usize),
 }
 
 fn record_checksum(
@@ -348,6 +352,17 @@ fn record_checksum(
     mut stats: ResMut<RollbackStats>,
 ) {
     stats.checksums.insert(frame.0, checksum.0);
+}
+
+fn record_snapshot_size(
+    frame: Res<RollbackFrameCount>,
+    snapshots: Res<GgrsSnapshots<PhysicsSnapshot>>,
+    mut stats: ResMut<RollbackStats>,
+) {
+    if let Some(snapshot) = snapshots.peek(frame.0) {
+        let (bytes, shared) = (snapshot.size_in_bytes(), snapshot.shared_bytes());
+        stats.snapshot_bytes = (bytes, shared, snapshot.body_count());
+    }
 }
 
 fn count_rollback(frame: Res<RollbackFrameCount>, mut stats: ResMut<RollbackStats>) {

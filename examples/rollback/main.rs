@@ -80,6 +80,12 @@ fn synctest(args: &[String]) -> Outcome {
         report.mismatched_frames.len(),
         report.final_checksum,
     );
+    let (bytes, shared, bodies) = stats.snapshot_bytes;
+    println!(
+        "last snapshot: {bytes} bytes for {bodies} bodies ({} per body), {shared} of them \
+         shared with the snapshot before (bodies at rest)",
+        bytes / bodies.max(1)
+    );
     if !report.mismatched_frames.is_empty() {
         println!("mismatched frames: {:?}", report.mismatched_frames);
     }

@@ -195,6 +195,21 @@ pub(crate) struct ContactModifications {
 }
 
 impl ContactModifications {
+    /// True if a hook ran on the pair in the last step: its changes are in force until the
+    /// next step undoes them.
+    pub(crate) fn is_active(&self) -> bool {
+        self.active
+    }
+
+    /// The bytes the disabled-point set holds on the heap (none up to 64 points).
+    pub(crate) fn heap_bytes(&self) -> usize {
+        if self.disabled.spilled() {
+            self.disabled.capacity() * size_of::<u64>()
+        } else {
+            0
+        }
+    }
+
     fn reset(&mut self) {
         self.active = false;
         self.dropped = false;

@@ -11,6 +11,7 @@ pub mod mass_properties;
 pub mod mesh;
 pub mod narrow_phase;
 mod recycling;
+pub(crate) mod saved_contacts;
 mod shape_checks;
 #[cfg(feature = "serialize")]
 pub mod shape_data;
