@@ -471,3 +471,71 @@ where
             .add(reflection::ReflectionPlugin)
     }
 }
+
+#[cfg(test)]
+mod platform_math_tests {
+    //! Tests that need the whole engine and its internals (the crate root may use every
+    //! module; the modules' own tests may not reach above their stage).
+    use crate::collision::ContactGraph;
+    use crate::prelude::*;
+    use bevy::prelude::*;
+    use parry3d::shape::PackedFeatureId;
+
+    /// Drops `body` onto the apex of a static pyramid-shaped hull for 120 steps, optionally
+    /// wiping every contact point's feature ids after each step, and returns its final pose.
+    fn drop_on_hull(body: Collider, wipe_feature_ids: bool) -> (Vec3, Quat) {
+        let mut app = crate::headless_app(1.0 / 60.0);
+        let corners = [(2.0, 2.0), (2.0, -2.0), (-2.0, 2.0), (-2.0, -2.0)];
+        let mut points: Vec<Vec3> = corners.map(|(x, z)| Vec3::new(x, 0.0, z)).into();
+        points.push(Vec3::new(0.0, 1.5, 0.0));
+        let hull = Collider::convex_hull(points).unwrap();
+        app.world_mut().spawn((RigidBody::Static, hull));
+        let dropped = (app.world_mut())
+            .spawn((RigidBody::Dynamic, body, Transform::from_xyz(0.2, 2.2, 0.1)))
+            .id();
+        for _ in 0..120 {
+            app.update();
+            if wipe_feature_ids {
+                let mut graph = app.world_mut().resource_mut::<ContactGraph>();
+                let points = (graph.pairs.iter_mut())
+                    .flat_map(|pair| &mut pair.manifolds)
+                    .flat_map(|manifold| &mut manifold.points);
+                for point in points {
+                    (point.fid1, point.fid2) = (PackedFeatureId::UNKNOWN, PackedFeatureId::UNKNOWN);
+                }
+            }
+        }
+        let world = app.world();
+        let position = world.get::<Position>(dropped).unwrap().0;
+        (position, world.get::<Rotation>(dropped).unwrap().0)
+    }
+
+    /// parry computes the feature id of a ball's contact on a convex hull with the platform's
+    /// `sin_cos` (of the constant 1°), which may differ between C libraries in the last bit.
+    /// The feature id decides nothing: a ball–hull manifold has one point, which keeps its
+    /// impulse whatever its id, and the engine reads no feature ids. A ball rolling off a
+    /// hull's apex over its faces and edges ends at the same bits with every id wiped each
+    /// step. A box, whose manifolds match points to last step's by feature id to carry their
+    /// impulses, does not: the wipe reaches results where ids are read.
+    #[test]
+    fn a_balls_feature_ids_on_a_hull_decide_nothing() {
+        let ball = || Collider::sphere(0.3);
+        let bits = |(p, q): (Vec3, Quat)| {
+            (
+                p.to_array().map(f32::to_bits),
+                q.to_array().map(f32::to_bits),
+            )
+        };
+        let (kept, wiped) = (drop_on_hull(ball(), false), drop_on_hull(ball(), true));
+        assert!(kept.0.y < 1.0, "the ball rolled off the apex: {kept:?}");
+        assert_eq!(bits(kept), bits(wiped));
+
+        let cube = || Collider::cuboid(0.6, 0.6, 0.6);
+        let (kept, wiped) = (drop_on_hull(cube(), false), drop_on_hull(cube(), true));
+        assert_ne!(
+            bits(kept),
+            bits(wiped),
+            "a box's contacts read their feature ids"
+        );
+    }
+}

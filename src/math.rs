@@ -15,6 +15,17 @@
 //! platform versions, and glam's methods that call them (`Quat::from_axis_angle`,
 //! `Quat::from_scaled_axis`, `slerp`, ...), everywhere in the crate. Use these in your own
 //! constraints and systems too if your game must give the same bits on every machine.
+//!
+//! parry, which the step calls for collision detection, uses platform math in two places,
+//! neither of which decides a result:
+//! - the feature id of a ball's contact point on a convex hull comes from comparisons with
+//!   `cos 1°` and `sin 1°` (`sin_cos` of a constant). A ball–hull manifold has one point,
+//!   which keeps its impulse whatever its id, and the engine reads no feature ids (a test wipes
+//!   them every step and gets the same bits, where a box's results change);
+//! - the vertex pseudo-normals of a triangle mesh built with `TriMeshFlags::ORIENTED` or
+//!   `FIX_INTERNAL_EDGES` are weighted by angles from `acos`, at construction. Contacts read
+//!   only the edge pseudo-normals, which use none; the vertex ones decide, in a point query
+//!   on an oriented mesh, whether a point nearest to a vertex is inside.
 
 pub use bevy::math::{Mat3, Quat, Vec3};
 

@@ -331,9 +331,7 @@ impl PhysicsSnapshot {
     /// assert_eq!(snapshot.step_count(), 1);
     /// ```
     pub fn capture(world: &mut World) -> Self {
-        let (resting, bodies) = capture_bodies(world)
-            .into_iter()
-            .partition(BodyState::at_rest);
+        let (resting, bodies) = split_at_rest(capture_bodies(world));
         Self {
             step_time: world.get_resource::<PhysicsStepTime>().copied(),
             creation: world.get_resource::<CreationCounter>().copied(),
@@ -642,6 +640,23 @@ fn write<T: Component<Mutability = bevy::ecs::component::Mutable>>(
         }
         None => false,
     }
+}
+
+/// Splits body records into those at rest and the others, each list allocated to its length.
+fn split_at_rest(bodies: Vec<BodyState>) -> (Vec<BodyState>, Vec<BodyState>) {
+    let resting = bodies.iter().filter(|body| body.at_rest()).count();
+    let mut split = (
+        Vec::with_capacity(resting),
+        Vec::with_capacity(bodies.len() - resting),
+    );
+    for body in bodies {
+        if body.at_rest() {
+            split.0.push(body);
+        } else {
+            split.1.push(body);
+        }
+    }
+    split
 }
 
 /// The records of bodies at rest: the last capture's if a snapshot still holds them and they
