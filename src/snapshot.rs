@@ -96,10 +96,11 @@
 //! (the engine keeps the two equal).
 //!
 //! The records of bodies at rest (static bodies, and sleeping bodies not disturbed since they
-//! fell asleep) are shared between snapshots: a capture whose records of resting bodies are
-//! the same to the bit as those of the snapshot captured before it (while that one is still
-//! held) refers to the same copy ([`PhysicsSnapshot::shared_bytes`]). They cannot be left out:
-//! the steps after a capture may wake and move them, and a restore must put them back.
+//! fell asleep) and the contact pairs between them are shared between snapshots: a capture
+//! whose records of resting bodies (or pairs) are the same to the bit as those of the
+//! snapshot captured before it (while that one is still held) refers to the same copy
+//! ([`PhysicsSnapshot::shared_bytes`]). They cannot be left out: the steps after a capture may
+//! wake and move them, and a restore must put them back.
 //!
 //! World-wide:
 //! - the contact graph, packed into flat lists: per pair its colliders and bodies, the poses
@@ -175,7 +176,7 @@ use crate::body::{
 };
 use crate::character::CharacterControllerState;
 use crate::collision::broad_phase::BroadPhase;
-use crate::collision::saved_contacts::SavedContacts;
+use crate::collision::saved_contacts::{RestingContacts, SavedContacts};
 use crate::collision::{CollidingEntities, ContactGraph};
 use crate::schedule::PhysicsStepTime;
 use crate::solver::joints::{
@@ -256,10 +257,13 @@ impl BodyState {
     }
 }
 
-/// The last capture's records of bodies at rest, for the next capture to share while a
-/// snapshot still holds them.
+/// The last capture's records of bodies at rest and their contact pairs, for the next
+/// capture to share while a snapshot still holds them.
 #[derive(Resource, Default)]
-struct LastRestingBodies(Option<std::sync::Weak<[BodyState]>>);
+struct LastResting {
+    bodies: Option<std::sync::Weak<[BodyState]>>,
+    contacts: RestingContacts,
+}
 
 /// The `Transform` and [`PoseSync`] of a root body at `position` and `rotation` after a step
 /// that wrote them: the world pose, unit scale.
@@ -332,6 +336,7 @@ impl PhysicsSnapshot {
     /// ```
     pub fn capture(world: &mut World) -> Self {
         let (resting, bodies) = split_at_rest(capture_bodies(world));
+        let contacts = capture_contacts(world, &resting);
         Self {
             step_time: world.get_resource::<PhysicsStepTime>().copied(),
             creation: world.get_resource::<CreationCounter>().copied(),
@@ -341,9 +346,7 @@ impl PhysicsSnapshot {
             characters: capture_cloned::<CharacterControllerState>(world),
             ray_hits: capture_cloned::<RayHits>(world),
             shape_hits: capture_cloned::<ShapeHits>(world),
-            contacts: world
-                .get_resource::<ContactGraph>()
-                .map(|graph| SavedContacts::capture(&graph.pairs)),
+            contacts,
             query_tree_stale: world.get_resource::<QueryTreeStale>().map(|s| s.0),
             rows: world
                 .get_resource::<VelocityRows>()
@@ -439,9 +442,9 @@ impl PhysicsSnapshot {
 
     /// The bytes of this snapshot that other snapshots hold too (counted in each one's
     /// [`size_in_bytes`](Self::size_in_bytes)): the records of bodies at rest (static bodies,
-    /// and sleeping ones not disturbed since they fell asleep), which a capture shares with
-    /// the snapshot captured before it when they are the same to the bit. A rollback
-    /// library's ring of snapshots thus holds one copy of a resting world.
+    /// and sleeping ones not disturbed since they fell asleep) and their contact pairs, which
+    /// a capture shares with the snapshot captured before it when they are the same to the
+    /// bit. A rollback library's ring of snapshots thus holds one copy of a resting world.
     ///
     /// ```
     /// # use bevy::prelude::*;
@@ -456,11 +459,16 @@ impl PhysicsSnapshot {
     /// # drop(first);
     /// ```
     pub fn shared_bytes(&self) -> usize {
-        if Arc::strong_count(&self.resting) > 1 {
+        let bodies = if Arc::strong_count(&self.resting) > 1 {
             self.resting_bytes()
         } else {
             0
-        }
+        };
+        bodies
+            + self
+                .contacts
+                .as_ref()
+                .map_or(0, SavedContacts::shared_bytes)
     }
 
     fn resting_bytes(&self) -> usize {
@@ -663,19 +671,36 @@ fn split_at_rest(bodies: Vec<BodyState>) -> (Vec<BodyState>, Vec<BodyState>) {
 /// are the same to the bit (so that the snapshots share them), and remembered for the next
 /// capture.
 fn share_resting(world: &mut World, resting: Vec<BodyState>) -> Arc<[BodyState]> {
-    let mut last = world.get_resource_or_init::<LastRestingBodies>();
+    let mut last = world.get_resource_or_init::<LastResting>();
     let same = |old: &Arc<[BodyState]>| {
         old.len() == resting.len()
             && (old.iter().zip(&resting)).all(|(old, new)| old.same_bits(new))
     };
-    if let Some(old) = last.0.as_ref().and_then(std::sync::Weak::upgrade)
+    if let Some(old) = last.bodies.as_ref().and_then(std::sync::Weak::upgrade)
         && same(&old)
     {
         return old;
     }
     let resting: Arc<[BodyState]> = resting.into();
-    last.0 = Some(Arc::downgrade(&resting));
+    last.bodies = Some(Arc::downgrade(&resting));
     resting
+}
+
+/// The contact graph, its pairs between bodies at rest (`resting`, in entity order) shared
+/// with the last capture's when the same.
+fn capture_contacts(world: &mut World, resting: &[BodyState]) -> Option<SavedContacts> {
+    let at_rest = |body: Option<Entity>| {
+        body.is_none_or(|body| resting.binary_search_by_key(&body, |b| b.entity).is_ok())
+    };
+    world.init_resource::<LastResting>();
+    world.resource_scope(|world, mut last: Mut<LastResting>| {
+        let graph = world.get_resource::<ContactGraph>()?;
+        Some(SavedContacts::capture(
+            &graph.pairs,
+            at_rest,
+            &mut last.contacts,
+        ))
+    })
 }
 
 fn restore_bodies<'a>(

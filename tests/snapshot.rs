@@ -1166,9 +1166,9 @@ fn contact_hook_changes_are_restored() {
     );
 }
 
-/// Snapshots captured one after the other share the records of bodies at rest, while those
-/// stay the same to the bit: a sleeping cube woken and moved between two captures is
-/// restored to where each capture saw it.
+/// Snapshots captured one after the other share the records of bodies at rest and their
+/// contact pairs, while those stay the same to the bit: a sleeping cube woken and moved between
+/// two captures is restored, with its contacts, to where each capture saw it.
 #[test]
 fn resting_bodies_are_shared_while_they_stay_the_same() {
     let mut app = app();
@@ -1183,14 +1183,19 @@ fn resting_bodies_are_shared_while_they_stay_the_same() {
     );
     step(&mut app, 120);
     assert!(is_sleeping(&app, cube), "the cube settles and sleeps");
-    let here = position(&app, cube);
+    let here = (position(&app, cube), contacts(&mut app));
     let resting = PhysicsSnapshot::capture(app.world_mut());
     assert_eq!(resting.shared_bytes(), 0, "nothing to share with yet");
     step(&mut app, 1);
     let still_resting = PhysicsSnapshot::capture(app.world_mut());
+    // The ground's and the cube's records (a pose and two velocities each, at least), and
+    // their pair's four points (two anchors and an impulse each, at least).
+    let bodies = 2 * (3 * size_of::<Vec3>() + size_of::<Quat>());
+    let pair = 4 * (2 * size_of::<Vec3>() + size_of::<f32>());
     assert!(
-        resting.shared_bytes() > 0 && still_resting.shared_bytes() == resting.shared_bytes(),
-        "the ground and the sleeping cube are held once: {} and {} bytes shared",
+        resting.shared_bytes() >= bodies + pair
+            && still_resting.shared_bytes() == resting.shared_bytes(),
+        "the ground, the sleeping cube and their contacts are held once: {} and {} bytes shared",
         resting.shared_bytes(),
         still_resting.shared_bytes()
     );
@@ -1200,20 +1205,24 @@ fn resting_bodies_are_shared_while_they_stay_the_same() {
     step(&mut app, 300);
     assert!(is_sleeping(&app, cube), "the cube sleeps again");
     let landed = PhysicsSnapshot::capture(app.world_mut());
-    let there = position(&app, cube);
-    assert!(there.x > 1.0, "the cube landed elsewhere: {there}");
+    let there = (position(&app, cube), contacts(&mut app));
+    assert!(there.0.x > 1.0, "the cube landed elsewhere: {}", there.0);
     assert_eq!(
         landed.shared_bytes(),
         0,
-        "the cube's new record is not the old one"
+        "the cube's new records are not the old ones"
     );
 
-    for (snapshot, expected) in [(&still_resting, here), (&landed, there), (&resting, here)] {
+    for (snapshot, expected) in [
+        (&still_resting, &here),
+        (&landed, &there),
+        (&resting, &here),
+    ] {
         snapshot.restore(app.world_mut());
-        let restored = position(&app, cube);
+        let restored = (position(&app, cube), contacts(&mut app));
         assert!(
-            restored == expected && is_sleeping(&app, cube),
-            "restored to {restored}, expected {expected}"
+            restored == *expected && is_sleeping(&app, cube),
+            "restored to {restored:?}, expected {expected:?}"
         );
     }
 }

@@ -18,6 +18,14 @@
 //!
 //! A restore writes the pairs back in place, reusing the graph's manifold and point storage,
 //! so that rolling back every frame does not allocate once the graph has grown to its size.
+//!
+//! Pairs between bodies at rest (static, or asleep and undisturbed) are packed apart from the
+//! others, and shared with the last capture's when they are the same to the bit: such pairs
+//! do not change while their bodies rest, so a ring of snapshots holds a sleeping level's
+//! contacts once. (Pairs with a parry workspace or contact-hook changes in force, which cannot
+//! be compared, are never shared.)
+
+use std::sync::{Arc, Weak};
 
 use bevy::prelude::*;
 use parry3d::math::Pose;
@@ -29,8 +37,22 @@ use super::recycling::Recycling;
 use crate::math::{Scalar, Vector, vec_bytes};
 
 /// The contact graph's pairs, compactly (see the [module docs](self)).
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub(crate) struct SavedContacts {
+    /// Pairs with a body in motion.
+    moving: Packed,
+    /// Pairs between bodies at rest, shared with other snapshots.
+    resting: Arc<Packed>,
+}
+
+/// The last capture's pairs at rest, for the next capture to share while a snapshot still
+/// holds them.
+#[derive(Default)]
+pub(crate) struct RestingContacts(Option<Weak<Packed>>);
+
+/// Pairs in three flat lists and three side lists, in the graph's order.
+#[derive(Clone, Default)]
+pub(crate) struct Packed {
     pairs: Vec<SavedPair>,
     manifolds: Vec<SavedManifold>,
     points: Vec<TrackedContact<Scalar>>,
@@ -42,7 +64,7 @@ pub(crate) struct SavedContacts {
     modifications: Vec<(u32, ContactModifications)>,
 }
 
-/// One pair without its manifolds, which follow in [`SavedContacts::manifolds`].
+/// One pair without its manifolds, which follow in [`Packed::manifolds`].
 #[derive(Clone)]
 struct SavedPair {
     colliders: [Entity; 2],
@@ -58,7 +80,7 @@ struct SavedPair {
     sensor: bool,
 }
 
-/// One manifold without its points, which follow in [`SavedContacts::points`].
+/// One manifold without its points, which follow in [`Packed::points`].
 #[derive(Clone)]
 struct SavedManifold {
     normals: [Vector; 2],
@@ -66,28 +88,122 @@ struct SavedManifold {
     friction: FrictionImpulse,
     points: u32,
     /// Which of the two sub-shape poses the manifold has (bit 0: the first, bit 1: the
-    /// second); they follow in [`SavedContacts::subshape_poses`].
+    /// second); they follow in [`Packed::subshape_poses`].
     framed: u8,
 }
 
 impl SavedContacts {
-    /// Packs `pairs`. Every list is allocated to its exact length.
-    pub(crate) fn capture(pairs: &[ContactPair]) -> Self {
-        let manifolds = pairs.iter().map(|p| p.manifolds.len()).sum();
-        let points = (pairs.iter().flat_map(|p| &p.manifolds)).map(|m| m.points.len());
-        let mut saved = Self {
-            pairs: Vec::with_capacity(pairs.len()),
+    /// Packs `pairs`; `at_rest` tells whether a pair's body (`None`: a collider without one)
+    /// is at rest. Pairs between bodies at rest are shared with the last capture (`last`)
+    /// when they are the same to the bit.
+    pub(crate) fn capture(
+        pairs: &[ContactPair],
+        at_rest: impl Fn(Option<Entity>) -> bool,
+        last: &mut RestingContacts,
+    ) -> Self {
+        let resting: Vec<bool> = (pairs.iter())
+            .map(|pair| {
+                at_rest(pair.body1)
+                    && at_rest(pair.body2)
+                    && pair.workspace.is_none()
+                    && !pair.modifications.is_active()
+            })
+            .collect();
+        let with = |rest: bool| {
+            (pairs.iter().zip(&resting)).filter_map(move |(pair, &r)| (r == rest).then_some(pair))
+        };
+        let moving = Packed::pack(with(false));
+        let resting = Packed::pack(with(true));
+        Self {
+            moving,
+            resting: last.share(resting),
+        }
+    }
+
+    /// Writes the saved pairs into `pairs`, reusing its pairs' manifold and point storage.
+    pub(crate) fn restore(&self, pairs: &mut Vec<ContactPair>) {
+        let total = self.len();
+        pairs.truncate(total);
+        let reused = pairs.len();
+        let (mut moving, mut resting) = (Cursor::default(), Cursor::default());
+        for index in 0..total {
+            let next =
+                |packed: &Packed, cursor: &Cursor| packed.pairs.get(cursor.pairs).map(|p| p.keys);
+            let from_moving = match (next(&self.moving, &moving), next(&self.resting, &resting)) {
+                (Some(a), Some(b)) => a < b,
+                (a, _) => a.is_some(),
+            };
+            let manifolds = match pairs.get_mut(index) {
+                Some(old) => std::mem::take(&mut old.manifolds),
+                None => Vec::new(),
+            };
+            let pair = if from_moving {
+                self.moving.unpack(&mut moving, manifolds)
+            } else {
+                self.resting.unpack(&mut resting, manifolds)
+            };
+            if index < reused {
+                pairs[index] = pair;
+            } else {
+                pairs.push(pair);
+            }
+        }
+    }
+
+    /// How many pairs are saved.
+    pub(crate) fn len(&self) -> usize {
+        self.moving.pairs.len() + self.resting.pairs.len()
+    }
+
+    /// The bytes the saved pairs hold on the heap (a workspace counts as its pointer), those
+    /// shared with other snapshots included.
+    pub(crate) fn heap_bytes(&self) -> usize {
+        self.moving.heap_bytes() + size_of::<Packed>() + self.resting.heap_bytes()
+    }
+
+    /// The bytes of the pairs at rest if other snapshots hold them too, else 0.
+    pub(crate) fn shared_bytes(&self) -> usize {
+        if Arc::strong_count(&self.resting) > 1 {
+            size_of::<Packed>() + self.resting.heap_bytes()
+        } else {
+            0
+        }
+    }
+}
+
+impl RestingContacts {
+    /// The last capture's pairs at rest if a snapshot still holds them and they are the same
+    /// to the bit as `resting`, else `resting`, remembered for the next capture.
+    fn share(&mut self, resting: Packed) -> Arc<Packed> {
+        if let Some(last) = self.0.as_ref().and_then(Weak::upgrade)
+            && last.same_bits(&resting)
+        {
+            return last;
+        }
+        let resting = Arc::new(resting);
+        self.0 = Some(Arc::downgrade(&resting));
+        resting
+    }
+}
+
+impl Packed {
+    /// Packs `pairs`, every list allocated to its exact length.
+    fn pack<'a>(pairs: impl Iterator<Item = &'a ContactPair> + Clone) -> Self {
+        let manifolds = pairs.clone().map(|p| p.manifolds.len()).sum();
+        let points = (pairs.clone().flat_map(|p| &p.manifolds)).map(|m| m.points.len());
+        let mut packed = Self {
+            pairs: Vec::with_capacity(pairs.clone().count()),
             manifolds: Vec::with_capacity(manifolds),
             points: Vec::with_capacity(points.sum()),
             ..Self::default()
         };
-        for (index, pair) in pairs.iter().enumerate() {
-            saved.push_pair(index as u32, pair);
+        for (index, pair) in pairs.enumerate() {
+            packed.push_pair(index as u32, pair);
         }
-        saved.subshape_poses.shrink_to_fit();
-        saved.workspaces.shrink_to_fit();
-        saved.modifications.shrink_to_fit();
-        saved
+        packed.subshape_poses.shrink_to_fit();
+        packed.workspaces.shrink_to_fit();
+        packed.modifications.shrink_to_fit();
+        packed
     }
 
     fn push_pair(&mut self, index: u32, pair: &ContactPair) {
@@ -149,51 +265,39 @@ impl SavedContacts {
         self.subshape_poses.extend(framed.into_iter().flatten());
     }
 
-    /// Writes the saved pairs into `pairs`, reusing its pairs' manifold and point storage.
-    pub(crate) fn restore(&self, pairs: &mut Vec<ContactPair>) {
-        pairs.truncate(self.pairs.len());
-        let reused = pairs.len();
-        let mut cursor = Cursor::default();
-        for (index, saved) in self.pairs.iter().enumerate() {
-            let mut manifolds = match pairs.get_mut(index) {
-                Some(old) => std::mem::take(&mut old.manifolds),
-                None => Vec::new(),
-            };
-            manifolds.truncate(saved.manifolds as usize);
-            manifolds.resize_with(saved.manifolds as usize, Manifold::default);
-            for manifold in &mut manifolds {
-                self.fill_manifold(manifold, &mut cursor);
-            }
-            let index = index as u32;
-            let [pose1, pose2, built_at] = saved.poses;
-            let pair = ContactPair {
-                collider1: saved.colliders[0],
-                collider2: saved.colliders[1],
-                body1: saved.bodies[0],
-                body2: saved.bodies[1],
-                keys: saved.keys,
-                manifolds,
-                workspace: extra(&self.workspaces, &mut cursor.workspaces, index).cloned(),
-                pose1,
-                pose2,
-                built_at,
-                recycling: saved.recycling,
-                touching: saved.touching,
-                was_touching: false,
-                sensor: saved.sensor,
-                friction: saved.friction,
-                restitution: saved.restitution,
-                proxies: (0, 0),
-                unsupported: false,
-                modifications: extra(&self.modifications, &mut cursor.modifications, index)
-                    .cloned()
-                    .unwrap_or_default(),
-            };
-            if (index as usize) < reused {
-                pairs[index as usize] = pair;
-            } else {
-                pairs.push(pair);
-            }
+    /// The pair at `cursor`, its manifolds written into `manifolds` (reusing their storage).
+    fn unpack(&self, cursor: &mut Cursor, mut manifolds: Vec<Manifold>) -> ContactPair {
+        let index = cursor.pairs as u32;
+        let saved = &self.pairs[cursor.pairs];
+        cursor.pairs += 1;
+        manifolds.truncate(saved.manifolds as usize);
+        manifolds.resize_with(saved.manifolds as usize, Manifold::default);
+        for manifold in &mut manifolds {
+            self.fill_manifold(manifold, cursor);
+        }
+        let [pose1, pose2, built_at] = saved.poses;
+        ContactPair {
+            collider1: saved.colliders[0],
+            collider2: saved.colliders[1],
+            body1: saved.bodies[0],
+            body2: saved.bodies[1],
+            keys: saved.keys,
+            manifolds,
+            workspace: extra(&self.workspaces, &mut cursor.workspaces, index).cloned(),
+            pose1,
+            pose2,
+            built_at,
+            recycling: saved.recycling,
+            touching: saved.touching,
+            was_touching: false,
+            sensor: saved.sensor,
+            friction: saved.friction,
+            restitution: saved.restitution,
+            proxies: (0, 0),
+            unsupported: false,
+            modifications: extra(&self.modifications, &mut cursor.modifications, index)
+                .cloned()
+                .unwrap_or_default(),
         }
     }
 
@@ -218,13 +322,8 @@ impl SavedContacts {
         manifold.points.extend_from_slice(points);
     }
 
-    /// How many pairs are saved.
-    pub(crate) fn len(&self) -> usize {
-        self.pairs.len()
-    }
-
-    /// The bytes the saved pairs hold on the heap (a workspace counts as its pointer).
-    pub(crate) fn heap_bytes(&self) -> usize {
+    /// The bytes the lists hold on the heap (a workspace counts as its pointer).
+    fn heap_bytes(&self) -> usize {
         let disabled = (self.modifications.iter()).map(|(_, m)| m.heap_bytes());
         vec_bytes(&self.pairs)
             + vec_bytes(&self.manifolds)
@@ -234,6 +333,75 @@ impl SavedContacts {
             + vec_bytes(&self.modifications)
             + disabled.sum::<usize>()
     }
+
+    /// True if both hold the same pairs to the bit. Never for pairs with workspaces or
+    /// contact-hook changes, which cannot be compared.
+    fn same_bits(&self, other: &Self) -> bool {
+        self.workspaces.is_empty()
+            && self.modifications.is_empty()
+            && other.workspaces.is_empty()
+            && other.modifications.is_empty()
+            && all_same(&self.pairs, &other.pairs, SavedPair::same_bits)
+            && all_same(&self.manifolds, &other.manifolds, SavedManifold::same_bits)
+            && all_same(&self.points, &other.points, point_bits_equal)
+            && all_same(&self.subshape_poses, &other.subshape_poses, |a, b| {
+                pose_bits(a) == pose_bits(b)
+            })
+    }
+}
+
+impl SavedPair {
+    fn same_bits(&self, other: &Self) -> bool {
+        self.colliders == other.colliders
+            && self.bodies == other.bodies
+            && self.keys == other.keys
+            && (self.poses.iter().zip(&other.poses)).all(|(a, b)| pose_bits(a) == pose_bits(b))
+            && self.friction.to_bits() == other.friction.to_bits()
+            && self.restitution.to_bits() == other.restitution.to_bits()
+            && self.manifolds == other.manifolds
+            && self.recycling == other.recycling
+            && self.touching == other.touching
+            && self.sensor == other.sensor
+    }
+}
+
+impl SavedManifold {
+    fn same_bits(&self, other: &Self) -> bool {
+        let impulse = |f: &FrictionImpulse| [f.tangent[0], f.tangent[1], f.twist].map(f32::to_bits);
+        self.normals.map(vector_bits) == other.normals.map(vector_bits)
+            && self.subshapes == other.subshapes
+            && impulse(&self.friction) == impulse(&other.friction)
+            && self.points == other.points
+            && self.framed == other.framed
+    }
+}
+
+/// True if the lists are as long and `same` holds for each pair of elements.
+fn all_same<T>(a: &[T], b: &[T], same: impl Fn(&T, &T) -> bool) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(a, b)| same(a, b))
+}
+
+fn point_bits_equal(a: &TrackedContact<Scalar>, b: &TrackedContact<Scalar>) -> bool {
+    let floats = |c: &TrackedContact<Scalar>| {
+        (
+            vector_bits(c.local_p1),
+            vector_bits(c.local_p2),
+            c.dist.to_bits(),
+            c.data.to_bits(),
+        )
+    };
+    floats(a) == floats(b) && a.fid1 == b.fid1 && a.fid2 == b.fid2
+}
+
+fn vector_bits(v: Vector) -> [u32; 3] {
+    v.to_array().map(f32::to_bits)
+}
+
+fn pose_bits(pose: &Pose) -> ([u32; 4], [u32; 3]) {
+    (
+        pose.rotation.to_array().map(f32::to_bits),
+        vector_bits(pose.translation),
+    )
 }
 
 /// The side-list entry at `at` if it belongs to pair `index` (moving `at` past it).
@@ -243,9 +411,10 @@ fn extra<'a, T>(list: &'a [(u32, T)], at: &mut usize, index: u32) -> Option<&'a 
     Some(&found.1)
 }
 
-/// Where a restore is in each flat list.
+/// Where a restore is in each list of a [`Packed`].
 #[derive(Default)]
 struct Cursor {
+    pairs: usize,
     manifolds: usize,
     points: usize,
     subshape_poses: usize,
