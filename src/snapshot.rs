@@ -65,10 +65,10 @@
 //!   state. Its contact pairs were not in the captured contact graph, so they start afresh
 //!   (new [`CollisionStart`](crate::CollisionStart)s, no warm start). A rollback library
 //!   despawns such entities (or respawns the ones it rolls back) itself. The spatial-query
-//!   tree is brought to the restored world at the restore, so that queries see it as it is.
+//!   tree is rebuilt at the restore whenever colliders were spawned or despawned since the
+//!   capture, so that queries see the world as it is.
 //! - Captures and restores cost time proportional to the number of bodies, colliders, joints
-//!   and contact pairs (a restore also refits the query tree to every collider); nothing is
-//!   paid per step when no snapshot is taken.
+//!   and contact pairs; nothing is paid per step when no snapshot is taken.
 //!
 //! # What a snapshot holds
 //!
@@ -111,7 +111,14 @@
 //!   next step's points and its normal impulse (for warm starting); and parry's per-pair
 //!   workspace of mesh and compound pairs. The restore writes the pairs back in place,
 //!   reusing the graph's storage;
-//! - whether the spatial-query tree is due for a rebuild (colliders spawned before the capture
+//! - the broad phase: the collider proxies the spatial queries and character controllers read
+//!   between steps, and the bounding-volume tree with its enlarged leaf boxes (a leaf moves
+//!   only when its collider's box leaves it) and its incremental-optimisation state. Both
+//!   depend on history, not only on the poses: a shape cast's bounds come from the leaf boxes,
+//!   and the tree's shape orders its traversals. (A restore that rebuilt the tree from the
+//!   restored poses instead passed every SyncTest and still desynchronised two peers from
+//!   their 770th frame: a peer that rolled back then stepped differently from one that did
+//!   not.) And whether the tree is due for a rebuild (colliders spawned before the capture
 //!   and not yet in it);
 //! - the impulses of the last step's velocity rows (of D6 joints and of your
 //!   [`VelocityConstraint`](crate::solver::rows::VelocityConstraint)s) and where each
@@ -127,7 +134,8 @@
 //! [`PhysicsSnapshot::size_in_bytes`] reports a snapshot's memory. Per body it is a 96-byte
 //! record (plus a `Transform` and its bookkeeping for a child body or a scaled one, and a
 //! pending impulse if any), and per contact pair a 160-byte record, 52 bytes per manifold and
-//! 40 per point: a box resting on a face of another collider adds 372 bytes. Contacts are
+//! 40 per point: a box resting on a face of another collider adds 372 bytes; and per collider
+//! its broad-phase proxy and tree leaf (about 300 bytes). Contacts and the broad phase are
 //! most of it in a pile: the measured figures per body for the comparison scenes are in the
 //! README (`compare -- --snapshot`).
 //!
@@ -143,11 +151,6 @@
 //!   and [`VelocityConstraint`](crate::solver::rows::VelocityConstraint) types): they are
 //!   ordinary components of yours; roll them back with the rest of your game state. (The
 //!   engine's warm-start data for velocity constraints is in the snapshot.)
-//! - The broad phase: its colliders' boxes and its tree. The restore rebuilds the boxes from
-//!   the restored poses, to the bits a step leaves, and fits the tree to them; the tree's
-//!   shape, which depends on history, decides nothing: a step's pairs are every pair of
-//!   overlapping boxes, sorted by creation order, and queries report equally near colliders
-//!   newest first.
 //! - Per-step scratch: solver bodies, contact constraints, islands, graph colouring, the
 //!   pairs that ended and bodies that lost support in the last step (cleared before each step
 //!   uses them), a contact pair's broad-phase indices and whether it touched the step before
@@ -177,7 +180,7 @@ use crate::body::{
 use crate::character::CharacterControllerState;
 use crate::collision::broad_phase::BroadPhase;
 use crate::collision::saved_contacts::{RestingContacts, SavedContacts};
-use crate::collision::{CollidingEntities, ContactGraph};
+use crate::collision::{Collider, CollidingEntities, ContactGraph};
 use crate::schedule::PhysicsStepTime;
 use crate::solver::joints::{
     D6Joint, DistanceJoint, FixedJoint, PrismaticJoint, RevoluteJoint, SphericalJoint,
@@ -202,9 +205,21 @@ pub struct PhysicsSnapshot {
     ray_hits: Vec<(Entity, RayHits)>,
     shape_hits: Vec<(Entity, ShapeHits)>,
     contacts: Option<SavedContacts>,
+    broad_phase: Option<BroadPhaseState>,
     query_tree_stale: Option<bool>,
     rows: Option<VelocityRows>,
     row_maps: Vec<RowMap>,
+    /// How many collider entities there were, to tell whether any were spawned since.
+    colliders: usize,
+}
+
+/// The broad phase without its scratch workspace.
+struct BroadPhaseState(BroadPhase);
+
+impl Clone for BroadPhaseState {
+    fn clone(&self) -> Self {
+        Self(self.0.clone_state())
+    }
 }
 
 /// One body's state. What most bodies have in common is left out: the `Transform` and
@@ -347,6 +362,9 @@ impl PhysicsSnapshot {
             ray_hits: capture_cloned::<RayHits>(world),
             shape_hits: capture_cloned::<ShapeHits>(world),
             contacts,
+            broad_phase: world
+                .get_resource::<BroadPhase>()
+                .map(|broad| BroadPhaseState(broad.clone_state())),
             query_tree_stale: world.get_resource::<QueryTreeStale>().map(|s| s.0),
             rows: world
                 .get_resource::<VelocityRows>()
@@ -354,6 +372,7 @@ impl PhysicsSnapshot {
             row_maps: world
                 .get_resource::<VelocityConstraintCaches>()
                 .map_or_else(Vec::new, VelocityConstraintCaches::row_maps),
+            colliders: count_colliders(world),
         }
     }
 
@@ -435,6 +454,7 @@ impl PhysicsSnapshot {
             + vec_bytes(&self.shape_hits)
             + shape_hits.sum::<usize>()
             + self.contacts.as_ref().map_or(0, SavedContacts::heap_bytes)
+            + (self.broad_phase.as_ref()).map_or(0, |state| state.0.state_heap_bytes())
             + (self.rows.as_ref()).map_or(0, VelocityRows::heap_bytes)
             + vec_bytes(&self.row_maps)
             + self.row_maps.iter().map(RowMap::heap_bytes).sum::<usize>()
@@ -444,7 +464,8 @@ impl PhysicsSnapshot {
     /// [`size_in_bytes`](Self::size_in_bytes)): the records of bodies at rest (static bodies,
     /// and sleeping ones not disturbed since they fell asleep) and their contact pairs, which
     /// a capture shares with the snapshot captured before it when they are the same to the
-    /// bit. A rollback library's ring of snapshots thus holds one copy of a resting world.
+    /// bit. A rollback library's ring of snapshots thus holds one copy of a resting world's
+    /// bodies and contacts (each snapshot has its own copy of the broad phase).
     ///
     /// ```
     /// # use bevy::prelude::*;
@@ -475,8 +496,8 @@ impl PhysicsSnapshot {
         std::mem::size_of_val(&*self.resting)
     }
 
-    /// Puts back the world-wide state: step time, creation counter, contact graph, velocity
-    /// rows.
+    /// Puts back the world-wide state: step time, creation counter, contact graph, broad
+    /// phase, velocity rows.
     fn restore_resources(&self, world: &mut World) {
         if let (Some(time), Some(mut current)) =
             (self.step_time, world.get_resource_mut::<PhysicsStepTime>())
@@ -493,6 +514,17 @@ impl PhysicsSnapshot {
         {
             contacts.restore(&mut graph.pairs);
         }
+        if let (Some(state), Some(mut broad)) =
+            (&self.broad_phase, world.get_resource_mut::<BroadPhase>())
+        {
+            broad.restore_state(&state.0);
+        }
+        if let (Some(stale), Some(mut current)) = (
+            self.query_tree_stale,
+            world.get_resource_mut::<QueryTreeStale>(),
+        ) {
+            current.0 = stale;
+        }
         if let (Some(rows), Some(mut current)) =
             (&self.rows, world.get_resource_mut::<VelocityRows>())
         {
@@ -503,20 +535,20 @@ impl PhysicsSnapshot {
         }
     }
 
-    /// Brings the broad phase's colliders and tree to the restored poses, as a step leaves
-    /// them, for the queries and character controllers that read them before the next step.
-    /// (The broad phase is not in the snapshot: its tree is a cache, and the pairs a step
-    /// finds depend only on the colliders' boxes, not on the tree.) Then puts back whether a
-    /// rebuild for colliders spawned before the capture was still pending.
+    /// The restored query tree names the colliders of the capture: if some were despawned or
+    /// spawned since, queries before the next step would miss or report them, so the tree is
+    /// rebuilt from the world as it is.
     fn refresh_query_tree(&self, world: &mut World) {
-        if world.contains_resource::<BroadPhase>() {
+        let Some(state) = &self.broad_phase else {
+            return;
+        };
+        let despawned = state.0.proxies.iter().any(|proxy| {
+            world
+                .get_entity(proxy.entity)
+                .map_or(true, |e| !e.contains::<Collider>())
+        });
+        if despawned || count_colliders(world) != self.colliders {
             update_spatial_query_pipeline(world);
-        }
-        if let (Some(stale), Some(mut current)) = (
-            self.query_tree_stale,
-            world.get_resource_mut::<QueryTreeStale>(),
-        ) {
-            current.0 = stale;
         }
     }
 }
@@ -561,6 +593,13 @@ pub fn physics_checksum(world: &mut World) -> u64 {
         }
     }
     hash
+}
+
+fn count_colliders(world: &mut World) -> usize {
+    world
+        .query_filtered::<(), With<Collider>>()
+        .iter(world)
+        .count()
 }
 
 /// What a body's capture reads.

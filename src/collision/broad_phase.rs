@@ -41,7 +41,7 @@ use super::hooks::ActiveCollisionHooks;
 use crate::body::{
     AngularVelocity, CreationOrder, LinearVelocity, Position, RigidBody, Rotation, Sleeping,
 };
-use crate::math::{Scalar, Vector};
+use crate::math::{Scalar, Vector, vec_bytes};
 use crate::parallel::{Shared, pool_with_helpers, run_chunks};
 use crate::schedule::PhysicsStepTime;
 use crate::settings::SolverConfig;
@@ -310,10 +310,12 @@ impl BroadPhase {
         }
     }
 
-    /// A copy of everything but the scratch workspace, for a test to compare a traversal
-    /// with the incremental update.
-    #[cfg(test)]
-    fn clone_state(&self) -> Self {
+    /// A copy of everything but the scratch workspace, for a
+    /// [`PhysicsSnapshot`](crate::PhysicsSnapshot) (and a test that compares a traversal with
+    /// the incremental update). The leaves' enlarged boxes depend on history (a leaf moves
+    /// only when its collider's box leaves it), and so do the tree's shape and the order of
+    /// its traversals; the swept bodies and character controllers of the next step read them.
+    pub(crate) fn clone_state(&self) -> Self {
         Self {
             proxies: self.proxies.clone(),
             pairs: self.pairs.clone(),
@@ -331,6 +333,33 @@ impl BroadPhase {
             leaves: self.leaves.clone(),
             generation: self.generation,
         }
+    }
+
+    /// The heap memory a state taken with [`Self::clone_state`] holds (the shapes are shared
+    /// with the colliders, not counted).
+    pub(crate) fn state_heap_bytes(&self) -> usize {
+        vec_bytes(&self.proxies)
+            + vec_bytes(&self.pairs)
+            + self.bvh.heap_memory_size()
+            + vec_bytes(&self.candidates)
+            + vec_bytes(&self.moved)
+            + vec_bytes(&self.leaf_moved)
+            + vec_bytes(&self.leaf_proxy)
+            + vec_bytes(&self.leaves)
+    }
+
+    /// Puts back a state taken with [`Self::clone_state`], keeping this workspace.
+    pub(crate) fn restore_state(&mut self, state: &Self) {
+        self.proxies.clone_from(&state.proxies);
+        self.pairs.clone_from(&state.pairs);
+        self.bvh.clone_from(&state.bvh);
+        self.leaf_proxy.clone_from(&state.leaf_proxy);
+        self.leaves.clone_from(&state.leaves);
+        self.generation = state.generation;
+        self.candidates.clone_from(&state.candidates);
+        self.candidates_sorted = state.candidates_sorted;
+        self.moved.clone_from(&state.moved);
+        self.leaf_moved.clone_from(&state.leaf_moved);
     }
 
     /// The proxy at `index` (a new one at the end), holding `shape`, for the caller to fill in.
