@@ -52,7 +52,7 @@ pub(crate) struct RestingContacts(Option<Weak<Packed>>);
 
 /// Pairs in three flat lists and three side lists, in the graph's order.
 #[derive(Clone, Default)]
-pub(crate) struct Packed {
+struct Packed {
     pairs: Vec<SavedPair>,
     manifolds: Vec<SavedManifold>,
     points: Vec<TrackedContact<Scalar>>,
