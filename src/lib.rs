@@ -419,6 +419,14 @@ impl<H> std::fmt::Debug for PhysicsPlugins<H> {
     }
 }
 
+impl Default for PhysicsPlugins {
+    /// Steps in `FixedPostUpdate`, as [`PhysicsPlugin::default`] does: `PhysicsPlugins` is the
+    /// same engine as a plugin group, whose stages can be replaced or disabled one by one.
+    fn default() -> Self {
+        Self::new(FixedPostUpdate)
+    }
+}
+
 impl PhysicsPlugins {
     /// The stage plugins, stepping in `schedule`.
     pub fn new(schedule: impl ScheduleLabel) -> Self {

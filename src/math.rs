@@ -28,6 +28,8 @@
 //!   on an oriented mesh, whether a point nearest to a vertex is inside.
 
 pub use bevy::math::{Mat3, Quat, Vec3};
+/// π as a [`Scalar`], for angles (as `avian3d::math::PI`).
+pub use std::f32::consts::PI;
 
 /// The floating-point type of every physical quantity.
 pub type Scalar = f32;

@@ -27,6 +27,11 @@ impl Default for Gravity {
     }
 }
 
+impl Gravity {
+    /// No gravity (space, a top-down game).
+    pub const ZERO: Self = Self(Vector::ZERO);
+}
+
 impl Validate for Gravity {
     fn validate(&mut self) -> Option<String> {
         if self.0.is_finite() {

@@ -148,7 +148,7 @@ fn zero_gravity_scale_keeps_velocity_bit_exact() {
 #[test]
 fn zero_world_gravity_keeps_velocity_bit_exact() {
     let mut app = app();
-    app.insert_resource(Gravity(Vec3::ZERO));
+    app.insert_resource(Gravity::ZERO);
     let v0 = Vec3::new(-0.75, 0.125, 4.0);
     let body = spawn(
         &mut app,

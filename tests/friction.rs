@@ -132,6 +132,31 @@ fn sliding_box_stops_at_v_squared_over_two_mu_g() {
     assert!(p.z.abs() <= slop(), "drifted {} m sideways", p.z);
 }
 
+/// `Friction::ZERO` on a box makes it frictionless on any floor (the geometric mean with 0 is
+/// 0): sliding at 6 m/s over a floor of μ = 0.8 for a second, it keeps its speed (a μ of 0.01
+/// would take 0.1 m/s off it).
+#[test]
+fn zero_friction_slides_without_losing_speed() {
+    let mut app = app();
+    let floor = ground(&mut app);
+    set(&mut app, floor, Friction::new(0.8));
+    let v0 = 6.0;
+    let body = spawn(
+        &mut app,
+        (
+            RigidBody::Dynamic,
+            Collider::cuboid(1.0, 1.0, 1.0),
+            Transform::from_xyz(-20.0, 0.5, 0.0),
+            LinearVelocity(Vec3::new(v0, 0.0, 0.0)),
+            Friction::ZERO,
+            SleepingDisabled,
+        ),
+    );
+    step(&mut app, 64);
+    let v = velocity(&app, body).x;
+    assert!((v - v0).abs() < 0.01 * g(), "slides at {v} m/s after 1 s");
+}
+
 /// Every combine rule, set on both colliders: a box (μ = 0.2) sliding on a floor (μ = 0.8)
 /// at 6 m/s stops after v² / (2 μ g) with μ the rule's combination: average 0.5, geometric
 /// mean 0.4, minimum 0.2, product 0.16, maximum 0.8 (neighbouring values differ by at least

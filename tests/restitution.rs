@@ -76,7 +76,7 @@ fn restitution_half_rebounds_to_a_quarter() {
 
 #[test]
 fn restitution_zero_does_not_rebound() {
-    let apex = rebound_apex(0.0, HEIGHT);
+    let apex = rebound_apex_with(Restitution::ZERO, Restitution::ZERO, HEIGHT);
     // e² = 0: the bottom must stay on the surface, within the contact tolerance (linear slop).
     assert!(
         apex.abs() <= slop(),

@@ -353,6 +353,8 @@ fn filters_exclude_what_they_name() {
     );
     let excluded = all().with_excluded_entities([spheres[0], spheres[2]]);
     assert_eq!(first(&mut app, excluded), Some(spheres[3]));
+    let excluded = SpatialQueryFilter::from_excluded_entities([spheres[0], spheres[2]]);
+    assert_eq!(first(&mut app, excluded), Some(spheres[3]));
     // The predicate form.
     let skip = spheres[0];
     let hit = query(&mut app, move |q| {

@@ -80,3 +80,43 @@ fn systems_ordered_against_the_step_see_it_before_and_after() {
         vec![("before", start), ("after", start + 1)]
     );
 }
+
+/// `PhysicsPlugins::default()` (the plugin group, as avian users write it) is the same engine
+/// as `PhysicsPlugin::default()`, stepping at the fixed timestep: with frames shorter than a
+/// step, both run fewer steps than frames, as many as each other, and a dropped ball lands on
+/// the same bits.
+#[test]
+fn the_plugin_group_by_default_is_the_plugin() {
+    use bevy::prelude::*;
+    use bevy::time::TimeUpdateStrategy;
+    let ball_after_a_second = |group: bool| {
+        let dt = std::time::Duration::from_secs_f64(1.0 / 64.0);
+        let mut app = App::new();
+        app.add_plugins(MinimalPlugins);
+        if group {
+            app.add_plugins(PhysicsPlugins::default());
+        } else {
+            app.add_plugins(PhysicsPlugin::default());
+        }
+        app.insert_resource(Time::<Fixed>::from_duration(dt))
+            .insert_resource(TimeUpdateStrategy::ManualDuration(dt / 2));
+        app.update();
+        ground(&mut app);
+        let ball = spawn(
+            &mut app,
+            (
+                RigidBody::Dynamic,
+                Collider::sphere(0.5),
+                Transform::from_xyz(0.0, 2.0, 0.0),
+            ),
+        );
+        step(&mut app, 64);
+        (
+            steps(&app),
+            position(&app, ball).to_array().map(f32::to_bits),
+        )
+    };
+    let (steps, landed) = ball_after_a_second(true);
+    assert!(steps > 0 && steps < 128, "{steps} steps in 128 frames");
+    assert_eq!((steps, landed), ball_after_a_second(false));
+}

@@ -366,6 +366,12 @@ impl Default for Friction {
 }
 
 impl Friction {
+    /// No friction: with the geometric-mean rule, none against any other collider.
+    pub const ZERO: Self = Self {
+        coefficient: 0.0,
+        combine: CoefficientCombine::GeometricMean,
+    };
+
     /// Friction `coefficient` with the default geometric-mean rule. The coefficient is
     /// checked when the component enters the world.
     pub fn new(coefficient: Scalar) -> Self {
@@ -414,6 +420,13 @@ impl Default for Restitution {
 }
 
 impl Restitution {
+    /// No bounce of its own (the default): by the maximum rule, it still bounces off a bouncy
+    /// collider.
+    pub const ZERO: Self = Self {
+        coefficient: 0.0,
+        combine: CoefficientCombine::Max,
+    };
+
     /// Restitution `coefficient` with the default maximum rule. The coefficient is checked
     /// when the component enters the world.
     pub fn new(coefficient: Scalar) -> Self {

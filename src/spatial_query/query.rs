@@ -60,6 +60,20 @@ impl SpatialQueryFilter {
         Self::default().with_mask(mask)
     }
 
+    /// A filter that skips these colliders, and every collider of these bodies (a character's
+    /// own body in its ground check, say).
+    ///
+    /// ```
+    /// # use bevy::prelude::*;
+    /// # use impetus3d::prelude::*;
+    /// # let player = Entity::PLACEHOLDER;
+    /// let filter = SpatialQueryFilter::from_excluded_entities([player]);
+    /// assert!(filter.excluded_entities.contains(&player));
+    /// ```
+    pub fn from_excluded_entities(entities: impl IntoIterator<Item = Entity>) -> Self {
+        Self::default().with_excluded_entities(entities)
+    }
+
     /// Sets the layer mask.
     pub fn with_mask(mut self, mask: u32) -> Self {
         self.mask = mask;
