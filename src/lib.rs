@@ -204,6 +204,9 @@
 
 #![warn(missing_docs)]
 
+// Lets the derive macros' `::impetus3d::...` paths resolve inside this crate too.
+extern crate self as impetus3d;
+
 /// The README's examples, compiled as doctests so they cannot drift from the API.
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]

@@ -18,18 +18,12 @@ use impetus3d::prelude::*;
 const ROUNDING: f32 = 3.0e-4;
 
 /// Named layers, as a user would write them.
-#[derive(Clone, Copy)]
+#[derive(PhysicsLayer, Clone, Copy)]
 enum Layer {
     Ground,
     Player,
     Enemy,
     Ghost,
-}
-
-impl PhysicsLayer for Layer {
-    fn to_bits(&self) -> u32 {
-        1 << *self as u32
-    }
 }
 
 /// Height change after `k` steps of free fall from rest.
@@ -181,6 +175,31 @@ fn raw_masks_and_named_layers_agree() {
         CollisionLayers::from_layers::<Layer>([], []),
         CollisionLayers::NONE
     );
+}
+
+/// The derived layers are bits in declaration order, whatever the discriminants, up to the
+/// 32nd.
+#[test]
+fn derived_layers_are_bits_in_declaration_order() {
+    assert_eq!(
+        [Layer::Ground, Layer::Player, Layer::Enemy, Layer::Ghost].map(|l| l.to_bits()),
+        [0b0001, 0b0010, 0b0100, 0b1000]
+    );
+    #[derive(PhysicsLayer)]
+    #[allow(dead_code)]
+    enum Numbered {
+        Far = 40,
+        Near = 3,
+    }
+    assert_eq!([Numbered::Far.to_bits(), Numbered::Near.to_bits()], [1, 2]);
+    #[derive(PhysicsLayer)]
+    #[rustfmt::skip]
+    #[allow(dead_code)]
+    enum Full {
+        L0, L1, L2, L3, L4, L5, L6, L7, L8, L9, L10, L11, L12, L13, L14, L15, L16, L17, L18,
+        L19, L20, L21, L22, L23, L24, L25, L26, L27, L28, L29, L30, L31,
+    }
+    assert_eq!(Full::L31.to_bits(), 1 << 31);
 }
 
 /// A static sensor slab 0.5 m thick, top at y = 0.

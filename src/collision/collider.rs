@@ -551,6 +551,25 @@ pub trait PhysicsLayer {
     fn to_bits(&self) -> u32;
 }
 
+/// Derives [`PhysicsLayer`](trait@PhysicsLayer) for an enum of unit variants: the first
+/// variant is bit 0, the next bit 1, and so on in declaration order (at most 32; a variant
+/// with fields, or a 33rd, is a compile error).
+///
+/// ```
+/// # use impetus3d::prelude::*;
+/// #[derive(PhysicsLayer, Clone, Copy)]
+/// enum Layer {
+///     Ground,
+///     Player,
+///     Enemy,
+/// }
+///
+/// let player = CollisionLayers::from_layers([Layer::Player], [Layer::Ground, Layer::Enemy]);
+/// assert_eq!(player.memberships, 0b010);
+/// assert_eq!(player.filters, 0b101);
+/// ```
+pub use impetus3d_derive::PhysicsLayer;
+
 impl PhysicsLayer for u32 {
     fn to_bits(&self) -> u32 {
         *self
