@@ -5,31 +5,11 @@ use crate::common;
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::time::Duration;
 
-use bevy::ecs::system::{SystemParam, SystemParamItem};
+use bevy::ecs::system::SystemParam;
 use bevy::prelude::*;
-use bevy::time::TimeUpdateStrategy;
 use common::*;
 use impetus3d::prelude::*;
-
-/// Like `common::app`, with the collision hooks `H` registered on the plugin.
-fn hooked_app<H>() -> App
-where
-    H: CollisionHooks + 'static,
-    for<'w, 's> SystemParamItem<'w, 's, H>: CollisionHooks,
-{
-    let step = Duration::from_secs_f64(DT as f64);
-    let mut app = App::new();
-    app.add_plugins((
-        MinimalPlugins,
-        PhysicsPlugin::default().with_collision_hooks::<H>(),
-    ))
-    .insert_resource(Time::<Fixed>::from_duration(step))
-    .insert_resource(TimeUpdateStrategy::ManualDuration(step));
-    app.update();
-    app
-}
 
 /// Substep length with the default 4 substeps.
 const H: f32 = DT / 4.0;

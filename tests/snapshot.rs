@@ -25,19 +25,22 @@ const WARM_UP: usize = 40;
 /// slider to fall asleep and the sleeper to be woken.
 const COMPARED: usize = 150;
 
+/// A unit cube resting on the ground (see `common::ground`).
+fn cube_on_ground(app: &mut App) -> Entity {
+    ground(app);
+    spawn(
+        app,
+        (
+            RigidBody::Dynamic,
+            Collider::cuboid(1.0, 1.0, 1.0),
+            Transform::from_xyz(0.0, 0.5, 0.0),
+        ),
+    )
+}
+
 /// The test app, with the scene's contact hooks.
 fn app() -> App {
-    use bevy::time::TimeUpdateStrategy;
-    let step = std::time::Duration::from_secs_f64(f64::from(DT));
-    let mut app = App::new();
-    app.add_plugins((
-        MinimalPlugins,
-        PhysicsPlugin::default().with_collision_hooks::<SceneHooks>(),
-    ))
-    .insert_resource(Time::<Fixed>::from_duration(step))
-    .insert_resource(TimeUpdateStrategy::ManualDuration(step));
-    app.update();
-    app
+    hooked_app::<SceneHooks>()
 }
 
 /// The scene's contact hooks. A conveyor belt: what touches a collider with
@@ -903,15 +906,7 @@ fn despawned_entities_are_reported_and_skipped() {
 #[test]
 fn a_pending_wake_is_restored() {
     let mut app = app();
-    ground(&mut app);
-    let block = spawn(
-        &mut app,
-        (
-            RigidBody::Dynamic,
-            Collider::cuboid(1.0, 1.0, 1.0),
-            Transform::from_xyz(0.0, 0.5, 0.0),
-        ),
-    );
+    let block = cube_on_ground(&mut app);
     step(&mut app, 60);
     assert!(is_sleeping(&app, block));
     set(&mut app, block, LinearVelocity(Vec3::new(2.0, 0.0, 0.0)));
@@ -1124,15 +1119,7 @@ fn a_world_without_physics_gives_an_empty_snapshot() {
 #[test]
 fn contact_hook_changes_are_restored() {
     let mut app = app();
-    ground(&mut app);
-    let cube = spawn(
-        &mut app,
-        (
-            RigidBody::Dynamic,
-            Collider::cuboid(1.0, 1.0, 1.0),
-            Transform::from_xyz(0.0, 0.5, 0.0),
-        ),
-    );
+    let cube = cube_on_ground(&mut app);
     let ghost = spawn(
         &mut app,
         (
@@ -1172,15 +1159,7 @@ fn contact_hook_changes_are_restored() {
 #[test]
 fn resting_bodies_are_shared_while_they_stay_the_same() {
     let mut app = app();
-    ground(&mut app);
-    let cube = spawn(
-        &mut app,
-        (
-            RigidBody::Dynamic,
-            Collider::cuboid(1.0, 1.0, 1.0),
-            Transform::from_xyz(0.0, 0.5, 0.0),
-        ),
-    );
+    let cube = cube_on_ground(&mut app);
     step(&mut app, 120);
     assert!(is_sleeping(&app, cube), "the cube settles and sleeps");
     let here = (position(&app, cube), contacts(&mut app));

@@ -13,6 +13,24 @@ pub fn app() -> App {
     app_with_dt(DT as f64)
 }
 
+/// Like [`app`], with the contact hooks `H`.
+pub fn hooked_app<H>() -> App
+where
+    H: CollisionHooks + 'static,
+    for<'w, 's> bevy::ecs::system::SystemParamItem<'w, 's, H>: CollisionHooks,
+{
+    let step = std::time::Duration::from_secs_f64(f64::from(DT));
+    let mut app = App::new();
+    app.add_plugins((
+        MinimalPlugins,
+        PhysicsPlugin::default().with_collision_hooks::<H>(),
+    ))
+    .insert_resource(Time::<Fixed>::from_duration(step))
+    .insert_resource(bevy::time::TimeUpdateStrategy::ManualDuration(step));
+    app.update();
+    app
+}
+
 /// Like [`app`] with another fixed timestep.
 pub fn app_with_dt(dt: f64) -> App {
     impetus3d::headless_app(dt)
