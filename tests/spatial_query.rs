@@ -390,6 +390,84 @@ fn excluding_a_body_excludes_its_child_colliders() {
     );
 }
 
+/// Rays against a capsule (radius 0.5, a 2 m segment along y, turned 30° about z) meet its
+/// surface where the closed forms put it, to 1e-5 of the ray's length (Jolt's bar for its
+/// capsule test; an iterated cast stopped 78 µm short of the side): through the side, into an
+/// end ball, along the axis, from inside (the far side, not solid), and a miss.
+#[test]
+fn rays_hit_a_capsule_exactly() {
+    let mut app = app();
+    let turn = Quat::from_rotation_z(30f32.to_radians());
+    let capsule = fixed(
+        &mut app,
+        Collider::capsule(0.5, 2.0),
+        Transform::from_xyz(5.0, 2.0, 0.0).with_rotation(turn),
+    );
+    step(&mut app, 1);
+    // In the capsule's frame a ray is (origin, direction), a point of the world p = c + R q.
+    let world = |local: Vec3| Vec3::new(5.0, 2.0, 0.0) + turn * local;
+    let hit = |app: &mut App, from: Vec3, along: Vec3, solid: bool| {
+        let (origin, direction) = (world(from), Dir3::new(turn * along).unwrap());
+        query(app, move |q| {
+            q.cast_ray(origin, direction, 10.0, solid, &all())
+        })
+    };
+    let check = |hit: Option<RayHitData>, distance: f32, normal: Vec3, what: &str| {
+        let hit = hit.unwrap_or_else(|| panic!("{what}: no hit"));
+        assert_eq!(hit.entity, capsule, "{what}");
+        assert!(
+            (hit.distance - distance).abs() <= 1e-5 * 10.0,
+            "{what}: hit at {}, expected {distance}",
+            hit.distance
+        );
+        assert!(
+            (hit.normal - turn * normal).length() < 1e-4,
+            "{what}: normal {}",
+            hit.normal
+        );
+    };
+    // The side, at y = 0.3: x² = 0.25 → x = −0.5, from x = −2.
+    check(
+        hit(&mut app, Vec3::new(-2.0, 0.3, 0.0), Vec3::X, true),
+        1.5,
+        -Vec3::X,
+        "side",
+    );
+    // The side at a glancing height: the cylinder x² + z² = 0.25 at z = 0.4, x = −0.3.
+    check(
+        hit(&mut app, Vec3::new(-2.0, -0.7, 0.4), Vec3::X, true),
+        1.7,
+        Vec3::new(-0.6, 0.0, 0.8),
+        "glancing",
+    );
+    // The upper ball about (0, 1, 0): from (0.3, 5, 0) down, y = 1 + √(0.25 − 0.09) = 1.4.
+    check(
+        hit(&mut app, Vec3::new(0.3, 5.0, 0.0), -Vec3::Y, true),
+        3.6,
+        Vec3::new(0.6, 0.8, 0.0),
+        "end ball",
+    );
+    // Along the axis from below: the lower pole at y = −1.5.
+    check(
+        hit(&mut app, Vec3::new(0.0, -4.0, 0.0), Vec3::Y, true),
+        2.5,
+        -Vec3::Y,
+        "pole",
+    );
+    // From inside, not solid: the far side at x = 0.5, its normal facing the ray.
+    check(
+        hit(&mut app, Vec3::ZERO, Vec3::X, false),
+        0.5,
+        -Vec3::X,
+        "from inside",
+    );
+    // From inside, solid: at once.
+    let inside = hit(&mut app, Vec3::ZERO, Vec3::X, true).expect("solid hit from inside");
+    assert_eq!(inside.distance, 0.0);
+    // Past the side by 1 mm.
+    assert!(hit(&mut app, Vec3::new(-2.0, 0.0, 0.501), Vec3::X, true).is_none());
+}
+
 #[test]
 fn point_and_overlap_queries() {
     let mut app = app();
