@@ -113,13 +113,13 @@
 //!   reusing the graph's storage;
 //! - the broad phase: the collider proxies the spatial queries and character controllers read
 //!   between steps, and the bounding-volume tree with its enlarged leaf boxes (a leaf moves
-//!   only when its collider's box leaves it) and its incremental-optimisation state. Both
-//!   depend on history, not only on the poses: a shape cast's bounds come from the leaf boxes,
-//!   and the tree's shape orders its traversals. (A restore that rebuilt the tree from the
-//!   restored poses instead passed every SyncTest and still desynchronised two peers from
-//!   their 770th frame: a peer that rolled back then stepped differently from one that did
-//!   not.) And whether the tree is due for a rebuild (colliders spawned before the capture
-//!   and not yet in it);
+//!   only when its collider's box leaves it), its standing candidate pairs and its
+//!   incremental-optimisation state, which all depend on history, not only on the poses. A
+//!   restore that rebuilt the tree from the restored poses instead passed every SyncTest and
+//!   still desynchronised two peers from their 770th frame: a peer that rolled back then
+//!   stepped differently from one that did not, so the next steps read some of that history.
+//!   And whether the tree is due for a rebuild (colliders spawned before the capture and not
+//!   yet in it);
 //! - the impulses of the last step's velocity rows (of D6 joints and of your
 //!   [`VelocityConstraint`](crate::solver::rows::VelocityConstraint)s) and where each
 //!   constraint's rows went, for warm starting and impulse read-back (not the prepared rows
