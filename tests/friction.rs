@@ -38,6 +38,30 @@ fn incline(mu: f32) -> (App, Entity, Vec3) {
     (app, body, -(tilt * Vec3::X))
 }
 
+/// A unit box with `friction` at `at` on the ground with `floor`, sliding at `velocity`,
+/// never put to sleep.
+fn sliding_box(
+    app: &mut App,
+    floor: Friction,
+    friction: Friction,
+    at: Vec3,
+    velocity: Vec3,
+) -> Entity {
+    let ground = ground(app);
+    set(app, ground, floor);
+    spawn(
+        app,
+        (
+            RigidBody::Dynamic,
+            Collider::cuboid(1.0, 1.0, 1.0),
+            Transform::from_translation(at),
+            LinearVelocity(velocity),
+            friction,
+            SleepingDisabled,
+        ),
+    )
+}
+
 #[test]
 fn box_holds_on_incline_when_friction_exceeds_tan_theta() {
     // μ = 0.7 > tan 30° = 0.577: static friction holds the box.
@@ -100,18 +124,12 @@ fn sliding_box_stops_at_v_squared_over_two_mu_g() {
     let mu = 0.5;
     let v0 = 10.0;
     let mut app = app();
-    let floor = ground(&mut app);
-    set(&mut app, floor, Friction::new(mu));
-    let body = spawn(
+    let body = sliding_box(
         &mut app,
-        (
-            RigidBody::Dynamic,
-            Collider::cuboid(1.0, 1.0, 1.0),
-            Transform::from_xyz(-20.0, 0.5, 0.0),
-            LinearVelocity(Vec3::new(v0, 0.0, 0.0)),
-            Friction::new(mu),
-            SleepingDisabled,
-        ),
+        Friction::new(mu),
+        Friction::new(mu),
+        Vec3::new(-20.0, 0.5, 0.0),
+        Vec3::new(v0, 0.0, 0.0),
     );
     // Stopping time v0 / (μ g) = 2.04 s = 131 steps; run 3 s.
     step(&mut app, 192);
@@ -138,19 +156,13 @@ fn sliding_box_stops_at_v_squared_over_two_mu_g() {
 #[test]
 fn zero_friction_slides_without_losing_speed() {
     let mut app = app();
-    let floor = ground(&mut app);
-    set(&mut app, floor, Friction::new(0.8));
     let v0 = 6.0;
-    let body = spawn(
+    let body = sliding_box(
         &mut app,
-        (
-            RigidBody::Dynamic,
-            Collider::cuboid(1.0, 1.0, 1.0),
-            Transform::from_xyz(-20.0, 0.5, 0.0),
-            LinearVelocity(Vec3::new(v0, 0.0, 0.0)),
-            Friction::ZERO,
-            SleepingDisabled,
-        ),
+        Friction::new(0.8),
+        Friction::ZERO,
+        Vec3::new(-20.0, 0.5, 0.0),
+        Vec3::new(v0, 0.0, 0.0),
     );
     step(&mut app, 64);
     let v = velocity(&app, body).x;
@@ -172,18 +184,12 @@ fn every_friction_combine_rule_sets_the_sliding_distance() {
         (CoefficientCombine::Max, 0.8),
     ] {
         let mut app = app();
-        let floor = ground(&mut app);
-        set(&mut app, floor, Friction::new(0.8).with_combine_rule(rule));
-        let body = spawn(
+        let body = sliding_box(
             &mut app,
-            (
-                RigidBody::Dynamic,
-                Collider::cuboid(1.0, 1.0, 1.0),
-                Transform::from_xyz(0.0, 0.5, 0.0),
-                LinearVelocity(Vec3::new(0.0, 0.0, v0)),
-                Friction::new(0.2).with_combine_rule(rule),
-                SleepingDisabled,
-            ),
+            Friction::new(0.8).with_combine_rule(rule),
+            Friction::new(0.2).with_combine_rule(rule),
+            Vec3::new(0.0, 0.5, 0.0),
+            Vec3::new(0.0, 0.0, v0),
         );
         // The longest stop (μ = 0.16) takes 3.8 s.
         step(&mut app, 320);
