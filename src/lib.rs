@@ -262,10 +262,10 @@ use bevy::prelude::*;
 /// Everything a user of the engine needs.
 pub mod prelude {
     pub use crate::body::{
-        AngularDamping, AngularVelocity, CenterOfMass, ColliderDensity, ComputedMass,
-        ConstantForce, ConstantTorque, CreationOrder, ExternalImpulse, GravityScale, LinearDamping,
-        LinearVelocity, LockedAxes, Mass, Position, RigidBody, Rotation, Sleeping,
-        SleepingDisabled,
+        AngularDamping, AngularInertia, AngularVelocity, CenterOfMass, ColliderDensity,
+        ComputedMass, ConstantForce, ConstantTorque, CreationOrder, ExternalImpulse, GravityScale,
+        LinearDamping, LinearVelocity, LockedAxes, Mass, MassPropertiesBundle, Position, RigidBody,
+        Rotation, Sleeping, SleepingDisabled,
     };
     pub use crate::character::{
         CharacterController, CharacterControllerState, GroundContact, MoveAndSlideConfig,
@@ -275,7 +275,8 @@ pub mod prelude {
         ActiveCollisionHooks, CoefficientCombine, Collider, ColliderDisabled, ColliderOf,
         CollidingEntities, CollisionEnd, CollisionEventsEnabled, CollisionHooks,
         CollisionHooksPlugin, CollisionLayers, CollisionStart, Collisions, ContactPair,
-        ContactPairMut, ContactPoint, Friction, PhysicsLayer, Restitution, Sensor,
+        ContactPairMut, ContactPoint, Friction, IntoCollider, LayerMask, PhysicsLayer, Restitution,
+        Sensor,
     };
     #[cfg(feature = "collider-from-mesh")]
     pub use crate::collision::{

@@ -27,18 +27,101 @@
 //!   only the edge pseudo-normals, which use none; the vertex ones decide, in a point query
 //!   on an oriented mesh, whether a point nearest to a vertex is inside.
 
-pub use bevy::math::{Mat3, Quat, Vec3};
+pub use bevy::math::{Mat3, Quat, Vec2, Vec3};
 /// π as a [`Scalar`], for angles (as `avian3d::math::PI`).
 pub use std::f32::consts::PI;
+/// Constants for angles, as in `avian3d::math`.
+pub use std::f32::consts::{FRAC_1_SQRT_2, FRAC_PI_2, TAU};
 
 /// The floating-point type of every physical quantity.
 pub type Scalar = f32;
 /// A 3D vector of [`Scalar`]s.
 pub type Vector = Vec3;
+/// A 3D vector of [`Scalar`]s (the same as [`Vector`]; avian's name).
+pub type Vector3 = Vec3;
+/// A 2D vector of [`Scalar`]s, for input axes and screen positions.
+pub type Vector2 = Vec2;
 /// A rotation quaternion.
 pub type Quaternion = Quat;
 /// A 3×3 matrix, used for inertia tensors.
 pub type Matrix3 = Mat3;
+/// A 3×3 matrix (the same as [`Matrix3`]; avian's name).
+pub type Matrix = Mat3;
+/// A unit-length 3D direction, as in ray casts.
+pub type Dir = bevy::math::Dir3;
+
+/// Converts a value to the engine's precision. The engine is `f32` throughout, so for `f32`
+/// values this is the identity; `f64` values are rounded to `f32`.
+///
+/// It exists so that code written for avian3d, which has an `f64` build and calls
+/// `.adjust_precision()` on values it passes to the engine, compiles unchanged. New code does
+/// not need it.
+pub trait AdjustPrecision {
+    /// The type at the engine's precision.
+    type Adjusted;
+    /// The value at the engine's precision.
+    fn adjust_precision(&self) -> Self::Adjusted;
+}
+
+/// Converts a value from the engine's precision to `f32`: the identity here, since the engine
+/// is `f32` throughout. Like [`AdjustPrecision`], it exists so that code written for avian3d
+/// (which calls `.f32()` on engine values it hands to Bevy) compiles unchanged.
+pub trait AsF32 {
+    /// The `f32` type.
+    type F32;
+    /// The value as `f32`.
+    fn f32(&self) -> Self::F32;
+}
+
+macro_rules! precision_identity {
+    ($($ty:ty),*) => {$(
+        impl AdjustPrecision for $ty {
+            type Adjusted = $ty;
+            fn adjust_precision(&self) -> $ty {
+                *self
+            }
+        }
+        impl AsF32 for $ty {
+            type F32 = $ty;
+            fn f32(&self) -> $ty {
+                *self
+            }
+        }
+    )*};
+}
+precision_identity!(
+    f32,
+    Vec2,
+    Vec3,
+    bevy::math::Vec4,
+    Quat,
+    Mat3,
+    bevy::math::Mat2
+);
+
+macro_rules! precision_from_f64 {
+    ($($ty:ty => $f32:ty, $convert:ident);*) => {$(
+        impl AdjustPrecision for $ty {
+            type Adjusted = $f32;
+            fn adjust_precision(&self) -> $f32 {
+                self.$convert()
+            }
+        }
+    )*};
+}
+precision_from_f64!(
+    bevy::math::DVec2 => Vec2, as_vec2;
+    bevy::math::DVec3 => Vec3, as_vec3;
+    bevy::math::DQuat => Quat, as_quat;
+    bevy::math::DMat3 => Mat3, as_mat3
+);
+
+impl AdjustPrecision for f64 {
+    type Adjusted = f32;
+    fn adjust_precision(&self) -> f32 {
+        *self as f32
+    }
+}
 
 /// `sin(x)`, the same bits on every target.
 #[inline]

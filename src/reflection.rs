@@ -132,6 +132,7 @@ impl Plugin for ReflectionPlugin {
             .register_type::<AngularVelocity>()
             .register_type::<Mass>()
             .register_type::<CenterOfMass>()
+            .register_type::<crate::body::AngularInertia>()
             .register_type::<ColliderDensity>()
             .register_type::<ComputedMass>()
             .register_type::<GravityScale>()

@@ -625,6 +625,51 @@ fn non_positive_mass_is_reported_and_collider_mass_used() {
 }
 
 #[test]
+fn unusable_angular_inertia_is_reported_and_collider_inertia_used() {
+    let bad_inertias = [
+        AngularInertia::new(Vec3::new(-1.0, 1.0, 1.0)),
+        AngularInertia::new(Vec3::new(1.0, f32::NAN, 1.0)),
+        AngularInertia::new(Vec3::new(1.0, 1.0, f32::INFINITY)),
+        AngularInertia::new_with_local_frame(Vec3::ONE, Quat::from_xyzw(0.0, 0.0, 0.0, 0.0)),
+    ];
+    let ((mut scene, bad), warnings) = capture_warnings(|| {
+        let mut scene = scene();
+        let bad: Vec<Entity> = bad_inertias
+            .into_iter()
+            .enumerate()
+            .map(|(i, inertia)| {
+                spawn(
+                    &mut scene.app,
+                    (
+                        RigidBody::Dynamic,
+                        Collider::cuboid(1.0, 1.0, 1.0),
+                        inertia,
+                        Transform::from_xyz(3.0 * i as f32 - 4.5, 0.55, -4.0),
+                    ),
+                )
+            })
+            .collect();
+        step(&mut scene.app, 64);
+        (scene, bad)
+    });
+    for &e in &bad {
+        assert!(names(&warnings, e), "no warning names {e}: {warnings:?}");
+        // The documented fallback: the colliders' inertia, m (1 + 1) / 12 = 1000 / 6 kg·m²
+        // for the unit cube of 1000 kg (f32 rounding of the inverse, 1e-5 relative).
+        let inverse = computed_mass(&scene.app, e).local_inverse_inertia();
+        let expected = Mat3::from_diagonal(Vec3::splat(6.0 / 1000.0));
+        assert!(
+            inverse.abs_diff_eq(expected, 6e-3 * 1e-5),
+            "{e} has inverse inertia {inverse}"
+        );
+        let y = position(&scene.app, e).y;
+        assert!((y - 0.5).abs() <= slop(), "{e} at height {y}");
+    }
+    let (lower, upper) = (scene.lower, scene.upper);
+    world_is_healthy(&mut scene, 64, &[(lower, 0.5), (upper, 1.5)]);
+}
+
+#[test]
 fn bad_density_does_not_break_the_body() {
     let (mut scene, _warnings) = capture_warnings(|| {
         let mut scene = scene();

@@ -423,6 +423,183 @@ fn center_of_mass_override_is_used() {
     assert!((props.mass() - 1000.0).abs() <= 1000.0 * MASS_RTOL);
 }
 
+/// A collider made from a Bevy primitive has the primitive's size and frame: the same bounding
+/// box as the primitive's own (as Bevy computes it for the mesh) and the primitive's volume.
+#[test]
+fn bevy_primitives_give_colliders_of_their_size_and_frame() {
+    use bevy::math::bounding::Bounded3d;
+    fn check(name: &str, primitive: impl Into<Collider> + Bounded3d + Copy, volume: f32) {
+        let expected = primitive.aabb_3d(Isometry3d::IDENTITY);
+        let collider: Collider = primitive.into();
+        assert!(
+            collider.validate().is_none(),
+            "{name}: {:?}",
+            collider.validate()
+        );
+        let aabb = collider.shape().compute_local_aabb();
+        // f32 rounding of halved and doubled sizes.
+        let near = |a: Vec3, b: Vec3| (a - b).abs().max_element() <= 1e-6;
+        assert!(
+            near(aabb.mins, expected.min.into()) && near(aabb.maxs, expected.max.into()),
+            "{name}: box {:?}..{:?}, the primitive's {:?}..{:?}",
+            aabb.mins,
+            aabb.maxs,
+            expected.min,
+            expected.max
+        );
+        let got = collider.shape().mass_properties(1.0).mass();
+        assert!(
+            (got - volume).abs() <= volume * 1e-5,
+            "{name}: volume {got}, expected {volume}"
+        );
+    }
+    let (r, h) = (0.5, 1.5);
+    check("sphere", Sphere::new(r), 4.0 / 3.0 * PI * r * r * r);
+    check("cuboid", Cuboid::new(1.0, 2.0, 3.0), 6.0);
+    let capsule_volume = PI * r * r * h + 4.0 / 3.0 * PI * r * r * r;
+    check("capsule", Capsule3d::new(r, h), capsule_volume);
+    check("cylinder", Cylinder::new(r, h), PI * r * r * h);
+    check("cone", Cone::new(r, h), PI * r * r * h / 3.0);
+    // Bevy gives a tetrahedron no bounding box; its corners are the box's.
+    let tetrahedron = Collider::from(Tetrahedron::new(Vec3::ZERO, Vec3::X, Vec3::Y, Vec3::Z));
+    let aabb = tetrahedron.shape().compute_local_aabb();
+    assert_eq!((aabb.mins, aabb.maxs), (Vec3::ZERO, Vec3::ONE));
+    let volume = tetrahedron.shape().mass_properties(1.0).mass();
+    assert!(
+        (volume - 1.0 / 6.0).abs() <= 1e-7,
+        "tetrahedron volume {volume}"
+    );
+    // The frustum's rims are regular 24-gons inscribed in the circles: every cross-section's
+    // area, so the volume, is (24 / 2π) sin(2π / 24) of the round frustum's. Its box is the
+    // polygon's: the corners lie on the circles along ±X, and along Z reach r sin(7.5° × 12)
+    // = r, so the box is the round frustum's too.
+    let frustum = ConicalFrustum {
+        radius_top: 0.25,
+        radius_bottom: r,
+        height: h,
+    };
+    let round = PI * h / 3.0 * (r * r + r * 0.25 + 0.25 * 0.25);
+    let n = impetus3d::collision::primitives::FRUSTUM_RIM_POINTS as f32;
+    check(
+        "conical frustum",
+        frustum,
+        round * n / (2.0 * PI) * (2.0 * PI / n).sin(),
+    );
+    // `.collider()` is the same conversion.
+    let from_method = Cuboid::new(1.0, 2.0, 3.0).collider();
+    assert_eq!(
+        from_method.shape().as_cuboid().unwrap().half_extents,
+        Vec3::new(0.5, 1.0, 1.5)
+    );
+}
+
+/// The angular velocity an angular impulse `impulse` (world frame) gives a weightless body
+/// at rest, after one step. No torque acts after the impulse, and an impulse about a principal
+/// axis turns the body about that axis only (no precession), so ω = I⁻¹ L to f32 rounding.
+fn spin_from_impulse(impulse: Vec3, extra: impl Bundle) -> Vec3 {
+    let mut app = app();
+    let e = spawn(
+        &mut app,
+        (
+            RigidBody::Dynamic,
+            Collider::cuboid(1.0, 1.0, 1.0),
+            GravityScale(0.0),
+            ExternalImpulse::new(Vec3::ZERO).with_angular(impulse),
+            extra,
+        ),
+    );
+    app.update();
+    angular_velocity(&app, e)
+}
+
+#[test]
+fn angular_inertia_override_sets_the_moments_about_its_axes() {
+    // Moments 1, 2, 4 kg·m² about the axes of a quarter turn about X: the principal Y axis
+    // (moment 2) lies along the body's Z, the principal Z axis (moment 4) along −Y. The
+    // cube's own inertia would be 1000 / 6 about every axis.
+    let inertia = AngularInertia::new_with_local_frame(
+        Vec3::new(1.0, 2.0, 4.0),
+        Quat::from_rotation_x(FRAC_PI_2),
+    );
+    let cases = [(Vec3::X, 1.0), (Vec3::Y, 4.0), (Vec3::Z, 2.0)];
+    for (axis, moment) in cases {
+        let omega = spin_from_impulse(3.0 * axis, inertia);
+        let expected = 3.0 / moment * axis;
+        // f32 rounding of the rotated tensor: cos(π/2) rounds to −4.4e-8, which mixes the
+        // axes by that fraction of the moments.
+        assert!(
+            (omega - expected).length() <= 1e-6 * expected.length(),
+            "impulse about {axis}: ω = {omega}, expected {expected}"
+        );
+    }
+    // A zero moment is an infinite one: no impulse turns the body about that axis.
+    let locked = AngularInertia::new(Vec3::new(0.0, 1.0, 1.0));
+    assert_eq!(spin_from_impulse(3.0 * Vec3::X, locked), Vec3::ZERO);
+    let free = spin_from_impulse(3.0 * Vec3::Y, locked);
+    assert!((free - 3.0 * Vec3::Y).length() <= 3e-6, "ω = {free}");
+}
+
+#[test]
+fn angular_inertia_override_is_read_back_and_removed() {
+    let inertia = AngularInertia::new(Vec3::new(1.0, 2.0, 4.0));
+    let props = mass_of(Collider::cuboid(1.0, 1.0, 1.0), inertia);
+    let tensor = props.local_inertia();
+    assert!(
+        tensor.abs_diff_eq(inertia.tensor(), 4e-6),
+        "inertia {tensor}, expected {}",
+        inertia.tensor()
+    );
+    // The mass stays the colliders'.
+    assert!((props.mass() - 1000.0).abs() <= 1000.0 * MASS_RTOL);
+    // Removing the override goes back to the cube's 1000 / 6.
+    let mut app = app();
+    let e = spawn(
+        &mut app,
+        (RigidBody::Dynamic, Collider::cuboid(1.0, 1.0, 1.0), inertia),
+    );
+    app.update();
+    app.world_mut().entity_mut(e).remove::<AngularInertia>();
+    app.update();
+    let moment = computed_mass(&app, e).local_inertia().x_axis.x;
+    assert!(
+        (moment - 1000.0 / 6.0).abs() <= 1000.0 / 6.0 * 1e-5,
+        "moment {moment}"
+    );
+}
+
+#[test]
+fn a_body_without_colliders_takes_a_shapes_mass_properties() {
+    // A 2 m cube of density 0.5: m = 4 kg, I = m (2² + 2²) / 12 = 8/3 kg·m², where a body
+    // without colliders would otherwise get 1 kg and 0.4 kg·m².
+    let mut app = app();
+    let bundle = MassPropertiesBundle::from_shape(&Cuboid::from_length(2.0), 0.5);
+    let e = spawn(&mut app, (RigidBody::Dynamic, GravityScale(0.0), bundle));
+    app.update();
+    let props = computed_mass(&app, e);
+    assert!(
+        (props.mass() - 4.0).abs() <= 4.0 * MASS_RTOL,
+        "mass {}",
+        props.mass()
+    );
+    let expected = Mat3::from_diagonal(Vec3::splat(8.0 / 3.0));
+    assert!(
+        props
+            .local_inertia()
+            .abs_diff_eq(expected, 8.0 / 3.0 * 1e-5),
+        "inertia {}",
+        props.local_inertia()
+    );
+    assert_eq!(props.local_center_of_mass(), Vec3::ZERO);
+    // A sphere of mass 1 (density 3 / 4π): I = 2/5 m r² = 0.4 for r = 1.
+    let ball = MassPropertiesBundle::from_shape(&Sphere::new(1.0), 3.0 / (4.0 * PI));
+    assert!((ball.mass.0 - 1.0).abs() <= 1e-6, "mass {}", ball.mass.0);
+    let moment = ball.angular_inertia.principal;
+    assert!(
+        (moment - Vec3::splat(0.4)).length() <= 1e-6,
+        "moments {moment}"
+    );
+}
+
 /// A 0.4 × 2 × 0.4 post stood on its end, tilted 20° with one bottom edge on the ground.
 /// With the centre of mass at the geometric centre it is outside the base and the post
 /// topples; with the centre of mass moved low (0.9 m below centre) it lies inside the base,

@@ -202,6 +202,32 @@ fn derived_layers_are_bits_in_declaration_order() {
     assert_eq!(Full::L31.to_bits(), 1 << 31);
 }
 
+/// `CollisionLayers::new` takes a layer, an array of layers, a `u32` mask or a `LayerMask`
+/// for either side, and they mean the same groups.
+#[test]
+fn layers_from_values_arrays_and_masks_agree() {
+    let by_name = CollisionLayers::new(Layer::Player, [Layer::Ground, Layer::Enemy]);
+    assert_eq!(by_name, CollisionLayers::from_bits(0b010, 0b101));
+    assert_eq!(
+        by_name,
+        CollisionLayers::from_layers([Layer::Player], [Layer::Ground, Layer::Enemy])
+    );
+    assert_eq!(CollisionLayers::new(0b010, 0b101), by_name);
+    let masks = CollisionLayers::new(
+        LayerMask::from(Layer::Player),
+        LayerMask::from(Layer::Ground) | LayerMask(0b100),
+    );
+    assert_eq!(masks, by_name);
+    assert_eq!(
+        CollisionLayers::new(LayerMask::DEFAULT, !LayerMask::DEFAULT & LayerMask::ALL),
+        CollisionLayers::from_bits(1, u32::MAX - 1)
+    );
+    assert_eq!(
+        LayerMask::from([Layer::Ghost, Layer::Ground]),
+        LayerMask(0b1001)
+    );
+}
+
 /// A static sensor slab 0.5 m thick, top at y = 0.
 fn sensor_zone(app: &mut App) -> Entity {
     spawn(

@@ -49,6 +49,141 @@ pub struct Mass(pub Scalar);
 )]
 pub struct CenterOfMass(pub Vector);
 
+/// Overrides the body's inertia tensor about its centre of mass: the principal moments, in
+/// kg·m², about the axes of `local_frame` (a rotation in the body's frame). Removing it goes
+/// back to the collider-derived inertia (scaled to [`Mass`] if that is set).
+///
+/// A zero moment makes the body's rotation about that axis unchanged by any torque or contact
+/// (an infinite moment), as [`LockedAxes`](crate::body::LockedAxes) does for the world axes.
+/// A negative or non-finite moment, or a rotation that cannot be normalised, is rejected with
+/// a warning naming the entity, and the collider-derived inertia is used instead (the
+/// component keeps the value).
+///
+/// ```
+/// # use bevy::prelude::*;
+/// # use impetus3d::prelude::*;
+/// // A 2 kg rod 1 m long along X, whatever its collider: I = m L² / 12 across it.
+/// let rod = (
+///     RigidBody::Dynamic,
+///     Mass(2.0),
+///     AngularInertia::new(Vec3::new(0.0, 1.0 / 6.0, 1.0 / 6.0)),
+/// );
+/// ```
+#[derive(Component, Reflect, Clone, Copy, Debug, PartialEq)]
+#[reflect(Component, Debug, PartialEq)]
+#[cfg_attr(
+    feature = "serialize",
+    derive(serde::Serialize, serde::Deserialize),
+    reflect(Serialize, Deserialize)
+)]
+pub struct AngularInertia {
+    /// The principal moments of inertia, kg·m².
+    pub principal: Vector,
+    /// The rotation from the principal axes to the body's frame.
+    pub local_frame: Quaternion,
+}
+
+impl AngularInertia {
+    /// Principal moments about the body's own axes.
+    pub fn new(principal: Vector) -> Self {
+        Self::new_with_local_frame(principal, Quaternion::IDENTITY)
+    }
+
+    /// Principal moments about the axes of `local_frame`, a rotation in the body's frame.
+    pub fn new_with_local_frame(principal: Vector, local_frame: Quaternion) -> Self {
+        Self {
+            principal,
+            local_frame,
+        }
+    }
+
+    /// The inertia tensor in the body's frame, `R diag(principal) Rᵀ`.
+    pub fn tensor(&self) -> Matrix3 {
+        let principal = Matrix3::from_diagonal(self.principal);
+        crate::math::rotate_inertia(principal, self.local_frame.normalize())
+    }
+
+    /// The inverse tensor in the body's frame; a zero moment has a zero inverse (the body
+    /// does not turn about that axis).
+    fn inverse_tensor(&self) -> Matrix3 {
+        let principal = Matrix3::from_diagonal(self.principal.map(inverse_or_zero));
+        crate::math::rotate_inertia(principal, self.local_frame.normalize())
+    }
+
+    /// Whether the engine can use it.
+    fn is_usable(&self) -> bool {
+        self.principal.is_finite()
+            && self.principal.min_element() >= 0.0
+            && crate::math::is_finite_quat(self.local_frame)
+    }
+}
+
+/// `1 / x`, or 0 for 0: between a moment of inertia and its inverse, where 0 stands for an
+/// infinite moment.
+fn inverse_or_zero(x: Scalar) -> Scalar {
+    if x > 0.0 { 1.0 / x } else { 0.0 }
+}
+
+impl Validate for AngularInertia {
+    fn validate(&mut self) -> Option<String> {
+        (!self.is_usable()).then(|| {
+            format!(
+                "AngularInertia with moments {} and frame {} is not usable (moments must be \
+                 finite and ≥ 0, the frame a finite non-zero quaternion); using the colliders' \
+                 inertia",
+                self.principal, self.local_frame
+            )
+        })
+    }
+}
+
+/// The mass, inertia and centre of mass of a shape of a given density, to give a body without
+/// colliders (or with colliders that should not decide its mass) the mass properties of a
+/// shape.
+///
+/// ```
+/// # use bevy::prelude::*;
+/// # use impetus3d::prelude::*;
+/// # let mut world = World::new();
+/// // A body with no collider that moves like a 1 m cube of density 1 kg/m³.
+/// world.spawn((
+///     RigidBody::Dynamic,
+///     MassPropertiesBundle::from_shape(&Cuboid::from_length(1.0), 1.0),
+/// ));
+/// ```
+#[derive(Bundle, Clone, Copy, Debug, PartialEq)]
+pub struct MassPropertiesBundle {
+    /// The shape's mass.
+    pub mass: Mass,
+    /// The shape's inertia about its centre of mass.
+    pub angular_inertia: AngularInertia,
+    /// The shape's centre of mass in its own frame.
+    pub center_of_mass: CenterOfMass,
+}
+
+impl MassPropertiesBundle {
+    /// The mass properties of `shape` (a [`Collider`](crate::collision::Collider) or a Bevy
+    /// primitive) filled with `density` kg/m³. A shape with no volume (a segment, a triangle,
+    /// an invalid collider) or a density ≤ 0 gives a zero [`Mass`], which the engine rejects
+    /// with a warning, using the body's colliders (or its 1 kg fallback) instead.
+    pub fn from_shape(shape: &impl crate::collision::IntoCollider, density: Scalar) -> Self {
+        let collider = shape.collider();
+        let props = if collider.validate().is_none() && density > 0.0 && density.is_finite() {
+            collider.shape().mass_properties(density)
+        } else {
+            MassProperties::default()
+        };
+        Self {
+            mass: Mass(props.mass()),
+            angular_inertia: AngularInertia::new_with_local_frame(
+                props.inv_principal_inertia.map(inverse_or_zero),
+                props.principal_inertia_local_frame,
+            ),
+            center_of_mass: CenterOfMass(props.local_com),
+        }
+    }
+}
+
 /// Density of a collider's material in kg/m³, used to compute its body's mass. Default 1000
 /// (water), so a 1 m cube weighs 1000 kg.
 ///
@@ -96,6 +231,14 @@ impl Validate for CenterOfMass {
             )
         })
     }
+}
+
+/// The user's overrides of a body's mass properties, as read from its components.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct MassOverrides {
+    pub mass: Option<Scalar>,
+    pub center_of_mass: Option<Vector>,
+    pub angular_inertia: Option<AngularInertia>,
 }
 
 /// A mass override the engine can use.
@@ -163,17 +306,47 @@ impl ComputedMass {
         position + rotation * self.local_center_of_mass
     }
 
+    /// The inertia tensor in the body frame, about the centre of mass: the inverse of
+    /// [`local_inverse_inertia`](Self::local_inverse_inertia). A body that cannot turn about
+    /// some axis (a locked axis, a zero [`AngularInertia`] moment) has an infinite moment there,
+    /// and this matrix is then not finite.
+    pub fn local_inertia(&self) -> Matrix3 {
+        self.local_inverse_inertia.inverse()
+    }
+
+    /// The inertia tensor in world space for a body with `rotation`, `R I Rᵀ`: multiply it by
+    /// the angular velocity for the angular momentum about the centre of mass.
+    pub fn world_inertia(&self, rotation: Quaternion) -> Matrix3 {
+        crate::math::rotate_inertia(self.local_inertia(), rotation)
+    }
+
     /// Builds the solver's view of summed collider mass properties with the user's overrides.
     /// Overrides the engine cannot use are ignored (the validation stage reports them); a
     /// degenerate inertia is replaced, and reported if `report` is set.
     pub(crate) fn from_parts(
         entity: Entity,
         colliders: Option<MassProperties>,
-        (mass, center_of_mass): (Option<Scalar>, Option<Vector>),
+        overrides: MassOverrides,
         report: bool,
     ) -> Self {
-        let mass = mass.filter(|&m| valid_mass(m));
-        let center_of_mass = center_of_mass.filter(|c| c.is_finite());
+        let mass = overrides.mass.filter(|&m| valid_mass(m));
+        let center_of_mass = overrides.center_of_mass.filter(|c| c.is_finite());
+        let inertia = overrides.angular_inertia.filter(AngularInertia::is_usable);
+        let mut computed = Self::from_colliders(entity, colliders, mass, center_of_mass, report);
+        if let Some(inertia) = inertia {
+            computed.local_inverse_inertia = inertia.inverse_tensor();
+        }
+        computed
+    }
+
+    /// [`from_parts`](Self::from_parts) without the inertia override.
+    fn from_colliders(
+        entity: Entity,
+        colliders: Option<MassProperties>,
+        mass: Option<Scalar>,
+        center_of_mass: Option<Vector>,
+        report: bool,
+    ) -> Self {
         let Some(props) = colliders.filter(|p| p.inv_mass > 0.0 && p.inv_mass.is_finite()) else {
             let mut fallback = Self::fallback();
             if let Some(m) = mass {

@@ -12,7 +12,9 @@ pub mod mass;
 pub mod sync;
 
 pub use creation::{CreationCounter, CreationOrder};
-pub use mass::{CenterOfMass, ColliderDensity, ComputedMass, Mass};
+pub use mass::{
+    AngularInertia, CenterOfMass, ColliderDensity, ComputedMass, Mass, MassPropertiesBundle,
+};
 
 use bevy::ecs::lifecycle::HookContext;
 use bevy::ecs::world::DeferredWorld;
@@ -105,6 +107,22 @@ impl Position {
     reflect(Serialize, Deserialize)
 )]
 pub struct Rotation(pub Quaternion);
+
+/// Rotates a vector: `rotation * v` is `rotation.0 * v`.
+impl std::ops::Mul<Vector> for Rotation {
+    type Output = Vector;
+    fn mul(self, v: Vector) -> Vector {
+        self.0 * v
+    }
+}
+
+/// Rotates a vector: `&rotation * v`, for a rotation borrowed from a query.
+impl std::ops::Mul<Vector> for &Rotation {
+    type Output = Vector;
+    fn mul(self, v: Vector) -> Vector {
+        self.0 * v
+    }
+}
 
 /// World-space linear velocity of the body's centre of mass, in m/s.
 #[derive(Component, Reflect, Clone, Copy, Debug, Default, PartialEq, Deref, DerefMut)]

@@ -113,6 +113,24 @@ impl Collider {
         SharedShape::new(super::shape_checks::cylinder(height * 0.5, radius)).into()
     }
 
+    /// A cone along local Y of the given base radius and full height, centred halfway up (like
+    /// Bevy's `Cone::new`).
+    pub fn cone(radius: Scalar, height: Scalar) -> Self {
+        SharedShape::cone(height * 0.5, radius).into()
+    }
+
+    /// A line segment from `a` to `b`, in the collider's frame: it has no volume, so it gives
+    /// its body no mass.
+    pub fn segment(a: Vector, b: Vector) -> Self {
+        SharedShape::segment(a, b).into()
+    }
+
+    /// A triangle with corners `a`, `b`, `c`, in the collider's frame: it has no volume, so it
+    /// gives its body no mass.
+    pub fn triangle(a: Vector, b: Vector, c: Vector) -> Self {
+        SharedShape::triangle(a, b, c).into()
+    }
+
     /// The convex hull of `points`, or `None` if the points are degenerate (fewer than four,
     /// coplanar or collinear, or not finite) or more than
     /// [`MAX_HULL_POINTS`](crate::validation::MAX_HULL_POINTS).
@@ -546,9 +564,74 @@ pub struct ColliderDisabled;
 /// // Enemies pass through each other.
 /// assert!(!enemy.interacts_with(enemy));
 /// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a physics layer",
+    note = "derive `PhysicsLayer` for a layer enum, or give bit masks as `u32` \
+            (`0b10_u32`) or `LayerMask(0b10)`"
+)]
 pub trait PhysicsLayer {
     /// The bit mask of this layer.
     fn to_bits(&self) -> u32;
+}
+
+/// A set of collision groups as a bit mask: what [`CollisionLayers::new`] takes for its
+/// memberships and filters. Made from a `u32` mask, a [`PhysicsLayer`] value, or an array of
+/// either (their union).
+///
+/// ```
+/// # use impetus3d::prelude::*;
+/// #[derive(PhysicsLayer, Clone, Copy)]
+/// enum Layer {
+///     Ground,
+///     Player,
+/// }
+/// assert_eq!(LayerMask::from([Layer::Ground, Layer::Player]), LayerMask(0b11));
+/// assert_eq!(LayerMask::from(Layer::Player) | LayerMask::DEFAULT, LayerMask(0b11));
+/// ```
+#[derive(Reflect, Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Deref, DerefMut)]
+#[reflect(Debug, Default, PartialEq)]
+pub struct LayerMask(pub u32);
+
+impl LayerMask {
+    /// Every group.
+    pub const ALL: Self = Self(u32::MAX);
+    /// No group.
+    pub const NONE: Self = Self(0);
+    /// The first group, bit 0 (what a derived [`PhysicsLayer`]'s first variant is).
+    pub const DEFAULT: Self = Self(1);
+}
+
+impl<L: PhysicsLayer> From<L> for LayerMask {
+    fn from(layer: L) -> Self {
+        Self(layer.to_bits())
+    }
+}
+
+impl<L: PhysicsLayer, const N: usize> From<[L; N]> for LayerMask {
+    fn from(layers: [L; N]) -> Self {
+        Self(layer_mask(layers))
+    }
+}
+
+impl std::ops::BitOr for LayerMask {
+    type Output = Self;
+    fn bitor(self, other: Self) -> Self {
+        Self(self.0 | other.0)
+    }
+}
+
+impl std::ops::BitAnd for LayerMask {
+    type Output = Self;
+    fn bitand(self, other: Self) -> Self {
+        Self(self.0 & other.0)
+    }
+}
+
+impl std::ops::Not for LayerMask {
+    type Output = Self;
+    fn not(self) -> Self {
+        Self(!self.0)
+    }
 }
 
 /// Derives [`PhysicsLayer`](trait@PhysicsLayer) for an enum of unit variants: the first
@@ -612,22 +695,41 @@ impl Default for CollisionLayers {
 
 impl CollisionLayers {
     /// In every group, colliding with every group.
-    pub const ALL: Self = Self::new(u32::MAX, u32::MAX);
+    pub const ALL: Self = Self::from_bits(u32::MAX, u32::MAX);
     /// In no group and colliding with nothing. Such a collider (any layers with no
     /// memberships) costs nothing in the collision pipeline: the broad phase leaves it out, and
     /// no spatial query finds it.
-    pub const NONE: Self = Self::new(0, 0);
+    pub const NONE: Self = Self::from_bits(0, 0);
+
+    /// Layers from what each group set is made of: a [`PhysicsLayer`] value, an array of them
+    /// (their union), a `u32` bit mask or a [`LayerMask`].
+    ///
+    /// ```
+    /// # use impetus3d::prelude::*;
+    /// #[derive(PhysicsLayer, Clone, Copy)]
+    /// enum Layer {
+    ///     Ground,
+    ///     Player,
+    ///     Enemy,
+    /// }
+    /// let player = CollisionLayers::new(Layer::Player, [Layer::Ground, Layer::Enemy]);
+    /// assert_eq!(player, CollisionLayers::from_bits(0b010, 0b101));
+    /// assert_eq!(CollisionLayers::new(LayerMask::DEFAULT, LayerMask::ALL).memberships, 1);
+    /// ```
+    pub fn new(memberships: impl Into<LayerMask>, filters: impl Into<LayerMask>) -> Self {
+        Self::from_bits(memberships.into().0, filters.into().0)
+    }
 
     /// Layers from bit masks.
-    pub const fn new(memberships: u32, filters: u32) -> Self {
+    pub const fn from_bits(memberships: u32, filters: u32) -> Self {
         Self {
             memberships,
             filters,
         }
     }
 
-    /// Layers from named layers (see [`PhysicsLayer`]): the union of `memberships`' bits and
-    /// the union of `filters`' bits. An empty list gives an empty mask.
+    /// Layers from lists of named layers (see [`PhysicsLayer`]): the union of `memberships`'
+    /// bits and the union of `filters`' bits. An empty list gives an empty mask.
     pub fn from_layers<L: PhysicsLayer>(
         memberships: impl IntoIterator<Item = L>,
         filters: impl IntoIterator<Item = L>,

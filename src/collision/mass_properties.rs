@@ -1,10 +1,10 @@
 //! Mass properties from colliders: each body's [`ComputedMass`] is the sum of its usable
 //! colliders' mass properties (parry's, at each collider's pose relative to the body origin),
-//! with the body's [`Mass`] and [`CenterOfMass`] overrides applied (see
+//! with the body's [`Mass`], [`CenterOfMass`] and [`AngularInertia`] overrides applied (see
 //! [`body::mass`](crate::body::mass) for the rules).
 //!
-//! It is computed as soon as a body, a collider, a [`ColliderDensity`], a [`Mass`] or a
-//! [`CenterOfMass`] is inserted or removed (component hooks registered by the collider plugin),
+//! It is computed as soon as a body, a collider, a [`ColliderDensity`], a [`Mass`], a
+//! [`CenterOfMass`] or an [`AngularInertia`] is inserted or removed (component hooks registered by the collider plugin),
 //! so a system that runs right after spawning reads the real mass; the prepare stage of each
 //! step then recomputes it for whatever changed since, and stays the authority.
 
@@ -15,7 +15,8 @@ use bevy::prelude::*;
 use parry3d::mass_properties::MassProperties;
 
 use super::collider::{Collider, ColliderOf};
-use crate::body::{CenterOfMass, ColliderDensity, ComputedMass, Mass, RigidBody};
+use crate::body::mass::MassOverrides;
+use crate::body::{AngularInertia, CenterOfMass, ColliderDensity, ComputedMass, Mass, RigidBody};
 use crate::math::Scalar;
 use crate::validation::non_negative;
 
@@ -33,6 +34,7 @@ pub(crate) fn register_mass_hooks(world: &mut World) {
     }
     on_insert_and_remove::<Mass>(world, refresh_on_hook);
     on_insert_and_remove::<CenterOfMass>(world, refresh_on_hook);
+    on_insert_and_remove::<AngularInertia>(world, refresh_on_hook);
     world
         .register_component_hooks::<RigidBody>()
         .on_insert(refresh_on_hook);
@@ -46,13 +48,21 @@ pub(crate) fn register_mass_hooks(world: &mut World) {
 #[allow(clippy::type_complexity)]
 pub(crate) fn update_mass_properties(
     mut ownership: ResMut<super::collider::ColliderOwnership>,
-    mut removed_mass: RemovedComponents<Mass>,
-    mut removed_center: RemovedComponents<CenterOfMass>,
+    mut removed: (
+        RemovedComponents<Mass>,
+        RemovedComponents<CenterOfMass>,
+        RemovedComponents<AngularInertia>,
+    ),
     changed: Query<
         Entity,
         (
             With<RigidBody>,
-            Or<(Added<RigidBody>, Changed<Mass>, Changed<CenterOfMass>)>,
+            Or<(
+                Added<RigidBody>,
+                Changed<Mass>,
+                Changed<CenterOfMass>,
+                Changed<AngularInertia>,
+            )>,
         ),
     >,
     colliders: Query<
@@ -65,14 +75,15 @@ pub(crate) fn update_mass_properties(
         ),
         Without<super::collider::DisabledCollider>,
     >,
-    mut bodies: Query<(&mut ComputedMass, Option<&Mass>, Option<&CenterOfMass>)>,
+    mut bodies: Query<(&mut ComputedMass, OverrideComponents)>,
     mut parts: Local<Vec<(u64, Entity, MassProperties)>>,
 ) {
     let mut dirty = std::mem::take(&mut ownership.dirty_bodies);
     dirty.extend(changed.iter());
     // Despawned bodies are filtered out below, where their `ComputedMass` is not found.
-    dirty.extend(removed_mass.read());
-    dirty.extend(removed_center.read());
+    dirty.extend(removed.0.read());
+    dirty.extend(removed.1.read());
+    dirty.extend(removed.2.read());
     if dirty.is_empty() {
         ownership.dirty_bodies = dirty;
         return;
@@ -97,15 +108,26 @@ pub(crate) fn update_mass_properties(
         }
     }
     for &entity in &dirty {
-        if let Ok((mut computed, mass, com)) = bodies.get_mut(entity) {
+        if let Ok((mut computed, (mass, com, inertia))) = bodies.get_mut(entity) {
             let props = sums.get(&entity).copied().flatten();
-            let overrides = (mass.map(|m| m.0), com.map(|c| c.0));
+            let overrides = MassOverrides {
+                mass: mass.map(|m| m.0),
+                center_of_mass: com.map(|c| c.0),
+                angular_inertia: inertia.copied(),
+            };
             *computed = ComputedMass::from_parts(entity, props, overrides, true);
         }
     }
     dirty.clear();
     ownership.dirty_bodies = dirty;
 }
+
+/// A body's mass overrides, as the prepare stage reads them.
+type OverrideComponents = (
+    Option<&'static Mass>,
+    Option<&'static CenterOfMass>,
+    Option<&'static AngularInertia>,
+);
 
 /// One collider's mass properties about its body's origin. A density the validation stage has
 /// not seen yet is used only if it is usable (else the default), so nothing non-finite enters
@@ -126,7 +148,7 @@ fn collider_mass(
         .transform_by(&pose.pose())
 }
 
-/// Hook of [`RigidBody`], [`Mass`] and [`CenterOfMass`]: recompute the body's mass once the
+/// Hook of [`RigidBody`] and the mass overrides: recompute the body's mass once the
 /// change is done.
 fn refresh_on_hook(mut world: DeferredWorld, context: HookContext) {
     queue_mass_refresh(&mut world, context.entity, None);
@@ -153,10 +175,11 @@ fn refresh_mass(world: &mut World, body: Entity, collider: Option<Entity>) {
         return;
     }
     let props = colliders_mass(world, body, collider);
-    let overrides = (
-        world.get::<Mass>(body).map(|m| m.0),
-        world.get::<CenterOfMass>(body).map(|c| c.0),
-    );
+    let overrides = MassOverrides {
+        mass: world.get::<Mass>(body).map(|m| m.0),
+        center_of_mass: world.get::<CenterOfMass>(body).map(|c| c.0),
+        angular_inertia: world.get::<AngularInertia>(body).copied(),
+    };
     if let Some(mut computed) = world.get_mut::<ComputedMass>(body) {
         *computed = ComputedMass::from_parts(body, props, overrides, false);
     }

@@ -10,6 +10,7 @@ pub mod mass_properties;
 #[cfg(feature = "collider-from-mesh")]
 pub mod mesh;
 pub mod narrow_phase;
+pub mod primitives;
 mod recycling;
 pub(crate) mod saved_contacts;
 mod shape_checks;
@@ -18,7 +19,7 @@ pub mod shape_data;
 
 pub use collider::{
     CoefficientCombine, Collider, ColliderDisabled, ColliderOf, CollisionLayers, Friction,
-    PhysicsLayer, Restitution, Sensor,
+    LayerMask, PhysicsLayer, Restitution, Sensor,
 };
 pub use contacts::{
     CollisionEnd, CollisionStart, Collisions, ContactGraph, ContactPair, ContactPoint,
@@ -32,6 +33,7 @@ pub use mesh::{
     ColliderConstructorPlugin, ColliderConstructorReady, ColliderConstructorSystems, VhacdFillMode,
     VhacdParameters,
 };
+pub use primitives::IntoCollider;
 pub use shape_checks::TrimeshError;
 
 use bevy::prelude::*;
@@ -52,6 +54,7 @@ impl Plugin for ColliderPlugin {
             .validate_component::<crate::body::ColliderDensity>()
             .validate_component::<crate::body::Mass>()
             .validate_component::<crate::body::CenterOfMass>()
+            .validate_component::<crate::body::AngularInertia>()
             .add_systems(
                 PhysicsSchedule,
                 (
