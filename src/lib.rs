@@ -268,12 +268,12 @@ pub mod prelude {
         Rotation, Sleeping, SleepingDisabled,
     };
     pub use crate::character::{
-        CharacterController, CharacterControllerState, GroundContact, MoveAndSlideConfig,
-        MoveAndSlideOutput, SlideHit, move_and_slide,
+        CharacterController, CharacterControllerState, GroundContact, MoveAndSlide,
+        MoveAndSlideConfig, MoveAndSlideOutput, SlideHit, move_and_slide,
     };
     pub use crate::collision::{
-        ActiveCollisionHooks, CoefficientCombine, Collider, ColliderDisabled, ColliderOf,
-        CollidingEntities, CollisionEnd, CollisionEventsEnabled, CollisionHooks,
+        ActiveCollisionHooks, CoefficientCombine, Collider, ColliderAabb, ColliderDisabled,
+        ColliderOf, CollidingEntities, CollisionEnd, CollisionEventsEnabled, CollisionHooks,
         CollisionHooksPlugin, CollisionLayers, CollisionStart, Collisions, ContactPair,
         ContactPairMut, ContactPoint, Friction, IntoCollider, LayerMask, PhysicsLayer, Restitution,
         Sensor,

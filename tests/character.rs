@@ -329,6 +329,49 @@ fn slides_along_a_wall_it_walks_into_at_45_degrees() {
     );
 }
 
+/// The `MoveAndSlide` parameter in a system of the game's own: a ball moved 2 m along X and
+/// 2 m along Z into a wall whose face is the plane z = 1 stops a skin width from it, slides
+/// along it the rest of the way (collide-and-slide keeps the part of the displacement along
+/// the wall: 2 m along X in all), and its velocity loses exactly its part into the wall.
+#[test]
+fn move_and_slide_in_a_system_slides_along_a_wall_and_projects_the_velocity() {
+    let mut app = app();
+    let wall = spawn(
+        &mut app,
+        (
+            RigidBody::Static,
+            Collider::cuboid(40.0, 3.0, 0.5),
+            Transform::from_xyz(0.0, 1.5, 1.25),
+        ),
+    );
+    app.update();
+    let (out, velocity) = app
+        .world_mut()
+        .run_system_once(move |slide: MoveAndSlide| {
+            let ball = Collider::sphere(RADIUS);
+            let start = Vec3::new(0.0, 1.5, 0.0);
+            let config = MoveAndSlideConfig::default();
+            let filter = SpatialQueryFilter::default();
+            let step = Vec3::new(2.0, 0.0, 2.0);
+            let out = slide.move_and_slide(&ball, start, Quat::IDENTITY, step, &config, &filter);
+            let velocity = out.projected_velocity(Vec3::new(1.0, -0.5, 1.0));
+            (out, velocity)
+        })
+        .unwrap();
+    let stop_z = 1.0 - RADIUS - SKIN;
+    assert!(
+        (out.position - Vec3::new(2.0, 1.5, stop_z)).length() < REST_EPS,
+        "ended at {}",
+        out.position
+    );
+    assert_eq!(out.hits.first().map(|hit| hit.entity), Some(wall));
+    // The face's normal is −Z to f32 round-off; the velocity keeps X and Y.
+    assert!(
+        (velocity - Vec3::new(1.0, -0.5, 0.0)).length() < NORMAL_EPS,
+        "projected velocity {velocity}"
+    );
+}
+
 #[test]
 fn reports_ground_and_its_normal_on_a_30_degree_ramp() {
     let mut app = app();

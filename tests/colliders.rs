@@ -493,6 +493,44 @@ fn bevy_primitives_give_colliders_of_their_size_and_frame() {
     );
 }
 
+/// `ColliderAabb`, where present, is the collider's world box at the end of the step: a
+/// 2 × 1 × 1 box on a child entity 1 m along its body's X, the body turned a quarter about Z
+/// and carried 1 m/s along X for one step of 1/64 s.
+#[test]
+fn collider_aabb_follows_its_body() {
+    let mut app = app();
+    let body = spawn(
+        &mut app,
+        (
+            RigidBody::Dynamic,
+            GravityScale(0.0),
+            LinearVelocity(Vec3::X),
+            Transform::from_xyz(0.0, 5.0, 0.0).with_rotation(Quat::from_rotation_z(FRAC_PI_2)),
+        ),
+    );
+    let collider = app
+        .world_mut()
+        .spawn((
+            Collider::cuboid(2.0, 1.0, 1.0),
+            ColliderAabb::default(),
+            Transform::from_xyz(1.0, 0.0, 0.0),
+            ChildOf(body),
+        ))
+        .id();
+    app.update();
+    let x = position(&app, body).x;
+    assert!((x - DT).abs() <= 1e-6, "body at x = {x}");
+    let aabb = *app.world().get::<ColliderAabb>(collider).unwrap();
+    // The child's X is the world's Y: the box spans y = 5 + 1 ± 1 and x = x ± 0.5.
+    let (min, max) = (Vec3::new(x - 0.5, 5.0, -0.5), Vec3::new(x + 0.5, 7.0, 0.5));
+    assert!(
+        (aabb.min - min).length() <= 1e-5 && (aabb.max - max).length() <= 1e-5,
+        "box {:?}..{:?}, expected {min}..{max}",
+        aabb.min,
+        aabb.max
+    );
+}
+
 /// The angular velocity an angular impulse `impulse` (world frame) gives a weightless body
 /// at rest, after one step. No torque acts after the impulse, and an impulse about a principal
 /// axis turns the body about that axis only (no precession), so ω = I⁻¹ L to f32 rounding.

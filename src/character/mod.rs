@@ -123,7 +123,9 @@ mod controller;
 mod slide;
 
 pub use controller::{CharacterController, CharacterControllerState};
-pub use slide::{GroundContact, MoveAndSlideConfig, MoveAndSlideOutput, SlideHit, move_and_slide};
+pub use slide::{
+    GroundContact, MoveAndSlide, MoveAndSlideConfig, MoveAndSlideOutput, SlideHit, move_and_slide,
+};
 
 use bevy::prelude::*;
 

@@ -200,6 +200,18 @@ pub struct MoveAndSlideOutput {
 }
 
 impl MoveAndSlideOutput {
+    /// `velocity` with what would drive the shape into the surfaces this move met taken
+    /// out: for each obstacle in the order met, and then the ground, the part along its
+    /// normal into it is removed. Keep it as the next frame's velocity so that pressing into
+    /// a wall does not build up speed the wall then has to cancel.
+    pub fn projected_velocity(&self, velocity: Vector) -> Vector {
+        let normals = self.hits.iter().map(|hit| hit.normal);
+        let ground = self.ground.iter().map(|ground| ground.normal);
+        normals
+            .chain(ground)
+            .fold(velocity, |v, normal| v - v.dot(normal).min(0.0) * normal)
+    }
+
     fn at(position: Vector) -> Self {
         Self {
             position,
@@ -261,6 +273,63 @@ pub fn move_and_slide(
         obstacles: &|_, _| true,
     }
     .run(position, displacement)
+}
+
+/// [`move_and_slide`] as a system parameter, for systems that move shapes of their own.
+///
+/// ```
+/// # use bevy::prelude::*;
+/// # use impetus3d::prelude::*;
+/// #[derive(Component)]
+/// struct Player;
+///
+/// fn walk(
+///     slide: MoveAndSlide,
+///     time: Res<Time>,
+///     mut players: Query<(Entity, &Collider, &mut Position, &mut LinearVelocity), With<Player>>,
+/// ) {
+///     let config = MoveAndSlideConfig::default();
+///     for (entity, collider, mut position, mut velocity) in &mut players {
+///         let filter = SpatialQueryFilter::from_excluded_entities([entity]);
+///         let step = velocity.0 * time.delta_secs();
+///         let out = slide.move_and_slide(collider, position.0, Quat::IDENTITY, step, &config, &filter);
+///         position.0 = out.position;
+///         velocity.0 = out.projected_velocity(velocity.0);
+///     }
+/// }
+/// # bevy::ecs::system::assert_is_system(walk);
+/// ```
+#[derive(bevy::ecs::system::SystemParam)]
+pub struct MoveAndSlide<'w, 's> {
+    query: SpatialQuery<'w, 's>,
+}
+
+impl MoveAndSlide<'_, '_> {
+    /// Moves `shape` by `displacement`: see [`move_and_slide`].
+    pub fn move_and_slide(
+        &self,
+        shape: &Collider,
+        position: Vector,
+        rotation: Quaternion,
+        displacement: Vector,
+        config: &MoveAndSlideConfig,
+        filter: &SpatialQueryFilter,
+    ) -> MoveAndSlideOutput {
+        move_and_slide(
+            &self.query,
+            shape,
+            position,
+            rotation,
+            displacement,
+            config,
+            filter,
+        )
+    }
+
+    /// The spatial queries it moves through, for the casts a controller makes besides.
+    pub fn spatial_query(&self) -> &SpatialQuery<'_, '_> {
+        &self.query
+    }
 }
 
 /// Which colliders a move collides with, and which it may push into.

@@ -1,5 +1,6 @@
 //! Collision detection: colliders, the broad phase, the narrow phase and contact reporting.
 
+mod aabb;
 mod box_box;
 pub mod broad_phase;
 pub mod collider;
@@ -17,6 +18,7 @@ mod shape_checks;
 #[cfg(feature = "serialize")]
 pub mod shape_data;
 
+pub use aabb::ColliderAabb;
 pub use collider::{
     CoefficientCombine, Collider, ColliderDisabled, ColliderOf, CollisionLayers, Friction,
     LayerMask, PhysicsLayer, Restitution, Sensor,
@@ -47,7 +49,8 @@ pub(crate) struct ColliderPlugin;
 impl Plugin for ColliderPlugin {
     fn build(&self, app: &mut App) {
         mass_properties::register_mass_hooks(app.world_mut());
-        app.register_type::<CollisionLayers>();
+        app.register_type::<CollisionLayers>()
+            .register_type::<ColliderAabb>();
         app.init_resource::<collider::ColliderOwnership>()
             .validate_component::<Friction>()
             .validate_component::<Restitution>()
@@ -65,6 +68,10 @@ impl Plugin for ColliderPlugin {
                     .chain()
                     .in_set(PhysicsStepSet::Prepare)
                     .after(crate::body::sync::transform_to_position),
+            )
+            .add_systems(
+                PhysicsSchedule,
+                aabb::update_collider_aabbs.in_set(PhysicsStepSet::Finalize),
             );
     }
 }
