@@ -217,6 +217,7 @@ pub mod character;
 pub mod collision;
 #[cfg(feature = "debug-render")]
 pub mod debug_render;
+pub mod diagnostics;
 pub mod interpolation;
 pub mod math;
 mod parallel;
@@ -287,6 +288,7 @@ pub mod prelude {
     pub use crate::debug_render::{
         DebugRender, PhysicsDebugPlugin, PhysicsDebugSystems, PhysicsGizmos,
     };
+    pub use crate::diagnostics::{PhysicsDiagnostics, PhysicsDiagnosticsPlugin};
     pub use crate::interpolation::{
         PhysicsInterpolation, PhysicsInterpolationPlugin, PhysicsInterpolationSystems,
         TransformExtrapolation, TransformInterpolation,

@@ -120,3 +120,41 @@ fn the_plugin_group_by_default_is_the_plugin() {
     assert!(steps > 0 && steps < 128, "{steps} steps in 128 frames");
     assert_eq!((steps, landed), ball_after_a_second(false));
 }
+
+/// The diagnostics plugin records each stage's time, which add up to the step's (the clock is
+/// read once between consecutive stages, so the sum telescopes to the step's time up to f64
+/// rounding), and counts the awake bodies and touching pairs: one box resting on the ground.
+#[test]
+fn diagnostics_time_every_stage_and_count_bodies_and_contacts() {
+    use bevy::diagnostic::DiagnosticsStore;
+    let mut app = app();
+    app.add_plugins(PhysicsDiagnosticsPlugin);
+    ground(&mut app);
+    spawn(
+        &mut app,
+        (
+            RigidBody::Dynamic,
+            Collider::cuboid(1.0, 1.0, 1.0),
+            SleepingDisabled,
+            bevy::prelude::Transform::from_xyz(0.0, 0.5, 0.0),
+        ),
+    );
+    step(&mut app, 10);
+    let store = app.world().resource::<DiagnosticsStore>();
+    let value =
+        |path: &bevy::diagnostic::DiagnosticPath| store.get(path).and_then(|d| d.value()).unwrap();
+    let stages: Vec<f64> = PhysicsDiagnostics::STAGES
+        .iter()
+        .map(|(_, path)| value(path))
+        .collect();
+    let step_ms = value(&PhysicsDiagnostics::STEP);
+    assert!(stages.iter().all(|&ms| ms >= 0.0), "{stages:?}");
+    assert!(value(&PhysicsDiagnostics::SOLVER) > 0.0);
+    let sum: f64 = stages.iter().sum();
+    assert!(
+        (sum - step_ms).abs() <= 1e-9 * step_ms.max(1.0),
+        "stages {sum} ms, step {step_ms} ms"
+    );
+    assert_eq!(value(&PhysicsDiagnostics::AWAKE_BODIES), 1.0);
+    assert_eq!(value(&PhysicsDiagnostics::TOUCHING_PAIRS), 1.0);
+}
