@@ -264,9 +264,9 @@ use bevy::prelude::*;
 pub mod prelude {
     pub use crate::body::{
         AngularDamping, AngularInertia, AngularVelocity, CenterOfMass, ColliderDensity,
-        ComputedMass, ConstantForce, ConstantTorque, CreationOrder, ExternalImpulse, GravityScale,
-        LinearDamping, LinearVelocity, LockedAxes, Mass, MassPropertiesBundle, Position, RigidBody,
-        Rotation, Sleeping, SleepingDisabled,
+        ComputedMass, ConstantForce, ConstantTorque, CreationOrder, ExternalImpulse, Forces,
+        GravityScale, LinearDamping, LinearVelocity, LockedAxes, Mass, MassPropertiesBundle,
+        Position, RigidBody, Rotation, Sleeping, SleepingDisabled,
     };
     pub use crate::character::{
         CharacterController, CharacterControllerState, GroundContact, MoveAndSlide,

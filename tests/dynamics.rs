@@ -344,3 +344,53 @@ fn speed_above_the_cap_is_scaled_down_to_it() {
     let moved = position(&app, fast) - before;
     assert!((moved - direction * 1000.0 * DT).length() < 1e-5 * 1000.0 * DT);
 }
+
+/// `Forces` changes velocities at once by the impulse laws: 2 N·s up, 0.5 m beside the centre
+/// of mass of a 1 m cube of 1000 kg (I = 1000/6 kg·m²), gives Δv = 2/1000 m/s up and
+/// Δω = I⁻¹ (r × J) = 6/1000 rad/s about Z, kept through a weightless step (to f32 rounding).
+/// A static body does not move; a body with rotation locked about Z only rises.
+#[test]
+fn forces_apply_impulses_by_the_impulse_laws() {
+    use bevy::ecs::system::RunSystemOnce;
+    let mut app = app();
+    let cube = |app: &mut App, x, extra| {
+        spawn(
+            app,
+            (
+                RigidBody::Dynamic,
+                Collider::cuboid(1.0, 1.0, 1.0),
+                GravityScale(0.0),
+                Transform::from_xyz(x, 5.0, 0.0),
+                extra,
+            ),
+        )
+    };
+    let free = cube(&mut app, -2.0, LockedAxes::new());
+    let locked = cube(&mut app, 2.0, LockedAxes::new().lock_rotation_z());
+    let fixed = spawn(&mut app, (RigidBody::Static, Collider::sphere(1.0)));
+    app.update();
+    app.world_mut()
+        .run_system_once(|mut bodies: Query<Forces>| {
+            for mut body in &mut bodies {
+                let point = body.center_of_mass() + Vec3::X * 0.5;
+                body.apply_linear_impulse_at_point(Vec3::Y * 2.0, point);
+            }
+        })
+        .unwrap();
+    // Read at once, before any step, the locked axis is already left alone.
+    assert_eq!(angular_velocity(&app, locked), Vec3::ZERO);
+    app.update();
+    let near = |a: Vec3, b: Vec3| (a - b).length() <= 1e-6 * b.length().max(1e-3);
+    let (v, w) = (velocity(&app, free), angular_velocity(&app, free));
+    assert!(near(v, Vec3::Y * 0.002), "v = {v}");
+    assert!(near(w, Vec3::Z * 0.006), "ω = {w}");
+    let (v, w) = (velocity(&app, locked), angular_velocity(&app, locked));
+    assert!(
+        near(v, Vec3::Y * 0.002) && w == Vec3::ZERO,
+        "v = {v}, ω = {w}"
+    );
+    assert_eq!(
+        (velocity(&app, fixed), angular_velocity(&app, fixed)),
+        (Vec3::ZERO, Vec3::ZERO)
+    );
+}

@@ -8,10 +8,12 @@
 //! entity or on its children give it mass, centre of mass and inertia ([`mass`]).
 
 pub mod creation;
+mod forces;
 pub mod mass;
 pub mod sync;
 
 pub use creation::{CreationCounter, CreationOrder};
+pub use forces::{Forces, ForcesItem, ForcesReadOnly, ForcesReadOnlyItem};
 pub use mass::{
     AngularInertia, CenterOfMass, ColliderDensity, ComputedMass, Mass, MassPropertiesBundle,
 };
