@@ -437,6 +437,7 @@ fn hierarchy_gives_each_mesh_below_a_collider_with_overrides() {
             ColliderConstructorHierarchy::new(ColliderConstructor::ConvexHullFromMesh)
                 .with_default_density(200.0)
                 .with_constructor_for_name("Wheel", ColliderConstructor::Sphere { radius: 0.5 })
+                .with_density_for_name("Wheel", 50.0)
                 .with_config_for_name(
                     "Sensor",
                     ColliderConstructorHierarchyConfig {
@@ -489,15 +490,16 @@ fn hierarchy_gives_each_mesh_below_a_collider_with_overrides() {
     assert_eq!(shape(sensor), Some(ShapeType::ConvexPolyhedron));
     assert_eq!(shape(decal), None);
     assert_eq!(world.get::<ColliderDensity>(plain).unwrap().0, 200.0);
+    assert_eq!(world.get::<ColliderDensity>(under_wheel).unwrap().0, 50.0);
     assert_eq!(world.get::<ColliderDensity>(sensor).unwrap().0, 0.0);
     assert_eq!(
         world.get::<CollisionLayers>(sensor),
         Some(&CollisionLayers::new(2, 2))
     );
     assert!(world.get::<ColliderConstructorHierarchy>(root).is_none());
-    // The body's mass: two unit cubes (plain and nested) and two balls of radius 0.5, all at
-    // 200 kg/m³ (the sensor's cube has density 0 and the decal no collider).
-    let ball = 200.0 * 4.0 / 3.0 * std::f32::consts::PI * 0.125;
+    // The body's mass: two unit cubes (plain and nested) at 200 kg/m³ and two balls of radius
+    // 0.5 at 50 kg/m³ (the sensor's cube has density 0 and the decal no collider).
+    let ball = 50.0 * 4.0 / 3.0 * std::f32::consts::PI * 0.125;
     let expected = 2.0 * 200.0 + 2.0 * ball;
     let mass = computed_mass(&app, root).mass();
     assert!(

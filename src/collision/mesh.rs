@@ -579,6 +579,30 @@ impl ColliderConstructorHierarchy {
         self
     }
 
+    /// The part named `name` gets density `density`, kg/m³, with the rest of its entry kept
+    /// (a part listed with no collider gets one again, from the default constructor).
+    pub fn with_density_for_name(mut self, name: impl Into<String>, density: Scalar) -> Self {
+        self.entry(name).density = Some(density);
+        self
+    }
+
+    /// The part named `name` gets collision layers `layers`, with the rest of its entry kept
+    /// (a part listed with no collider gets one again, from the default constructor).
+    pub fn with_layers_for_name(
+        mut self,
+        name: impl Into<String>,
+        layers: CollisionLayers,
+    ) -> Self {
+        self.entry(name).layers = Some(layers);
+        self
+    }
+
+    /// The entry of the part named `name`, made if missing.
+    fn entry(&mut self, name: impl Into<String>) -> &mut ColliderConstructorHierarchyConfig {
+        let entry = self.config.entry(name.into()).or_default();
+        entry.get_or_insert_default()
+    }
+
     /// The part named `name` gets no collider.
     pub fn without_constructor_for_name(mut self, name: impl Into<String>) -> Self {
         self.config.insert(name.into(), None);
