@@ -531,6 +531,45 @@ fn collider_aabb_follows_its_body() {
     );
 }
 
+/// `Collider::scaled` stretches a shape along its axes: a box exactly; a ball scaled unevenly
+/// becomes a hull of its sampled outline, an ellipsoid's box exactly (the samples include the
+/// poles and the equator's extremes) and its volume from below within the sampling's error.
+/// A zero factor gives an invalid collider.
+#[test]
+fn scaled_colliders_take_the_scaled_size() {
+    let scale = Vec3::new(2.0, 1.0, 0.5);
+    let boxed = Collider::cuboid(1.0, 1.0, 1.0).scaled(scale, 10);
+    assert_eq!(boxed.shape().as_cuboid().unwrap().half_extents, 0.5 * scale);
+    let ellipsoid = Collider::sphere(1.0).scaled(scale, 16);
+    assert!(ellipsoid.validate().is_none(), "{:?}", ellipsoid.validate());
+    let aabb = ellipsoid.shape().compute_local_aabb();
+    assert!(
+        (aabb.maxs - scale).abs().max_element() <= 1e-5,
+        "box {:?}",
+        aabb.maxs
+    );
+    assert!(
+        (aabb.mins + scale).abs().max_element() <= 1e-5,
+        "box {:?}",
+        aabb.mins
+    );
+    // A hull inscribed in the ellipsoid with 16 segments per half-turn: its volume is below
+    // the ellipsoid's 4/3 π a b c and, like the inscribed polygon's area (n / 2π) sin(2π / n)
+    // in each direction, within a few per cent of it.
+    let volume = ellipsoid.shape().mass_properties(1.0).mass();
+    let exact = 4.0 / 3.0 * PI * scale.x * scale.y * scale.z;
+    assert!(
+        volume < exact && volume > 0.95 * exact,
+        "volume {volume} of {exact}"
+    );
+    assert!(
+        Collider::sphere(1.0)
+            .scaled(Vec3::new(1.0, 0.0, 1.0), 10)
+            .validate()
+            .is_some()
+    );
+}
+
 /// The angular velocity an angular impulse `impulse` (world frame) gives a weightless body
 /// at rest, after one step. No torque acts after the impulse, and an impulse about a principal
 /// axis turns the body about that axis only (no precession), so ω = I⁻¹ L to f32 rounding.

@@ -131,6 +131,33 @@ impl Collider {
         SharedShape::triangle(a, b, c).into()
     }
 
+    /// This shape stretched by `scale` along its local axes (a negative factor mirrors it).
+    /// Shapes that stay themselves under the scale (boxes, hulls, meshes, a ball scaled
+    /// evenly, a capsule or cylinder scaled evenly across its axis) are scaled exactly; a ball
+    /// or rounded shape scaled unevenly becomes a convex hull of its outline sampled with
+    /// `subdivisions` segments per half-turn (10 is a good start). A scale with a zero or
+    /// non-finite factor, or a shape parry cannot scale, gives a collider the engine reports
+    /// and ignores.
+    ///
+    /// ```
+    /// # use bevy::prelude::*;
+    /// # use impetus3d::prelude::*;
+    /// let wide = Collider::cuboid(1.0, 1.0, 1.0).scaled(Vec3::new(3.0, 1.0, 1.0), 10);
+    /// assert_eq!(wide.shape().as_cuboid().unwrap().half_extents, Vec3::new(1.5, 0.5, 0.5));
+    /// ```
+    pub fn scaled(&self, scale: Vector, subdivisions: u32) -> Self {
+        if !scale.is_finite() || scale.abs().min_element() == 0.0 {
+            return Self::invalid(format!("its scale {scale} has a zero or non-finite factor"));
+        }
+        match self.shape.scale_dyn(scale, subdivisions) {
+            Some(shape) => SharedShape(shape.into()).into(),
+            None => Self::invalid(format!(
+                "its {:?} could not be scaled by {scale}",
+                self.shape.shape_type()
+            )),
+        }
+    }
+
     /// The convex hull of `points`, or `None` if the points are degenerate (fewer than four,
     /// coplanar or collinear, or not finite) or more than
     /// [`MAX_HULL_POINTS`](crate::validation::MAX_HULL_POINTS).
