@@ -282,7 +282,8 @@ pub mod prelude {
     #[cfg(feature = "collider-from-mesh")]
     pub use crate::collision::{
         ColliderConstructor, ColliderConstructorHierarchy, ColliderConstructorHierarchyConfig,
-        ColliderConstructorReady, VhacdFillMode, VhacdParameters,
+        ColliderConstructorHierarchyReady, ColliderConstructorReady, VhacdFillMode,
+        VhacdParameters,
     };
     #[cfg(feature = "debug-render")]
     pub use crate::debug_render::{

@@ -508,6 +508,51 @@ fn hierarchy_gives_each_mesh_below_a_collider_with_overrides() {
     );
 }
 
+/// A hierarchy whose parts' meshes are still loading reports ready only once they have
+/// loaded and built their colliders.
+#[test]
+fn hierarchy_reports_ready_when_its_last_mesh_has_built() {
+    let mut app = app_with_meshes();
+    let loaded = add_mesh(&mut app, Mesh::from(Cuboid::new(1.0, 1.0, 1.0)));
+    let loading = app.world().resource::<Assets<Mesh>>().reserve_handle();
+    let root = spawn(
+        &mut app,
+        (
+            RigidBody::Static,
+            ColliderConstructorHierarchy::new(ColliderConstructor::ConvexHullFromMesh),
+        ),
+    );
+    for (x, mesh) in [(0.0, loaded), (2.0, loading.clone())] {
+        spawn(
+            &mut app,
+            (
+                Mesh3d(mesh),
+                Transform::from_xyz(x, 0.0, 0.0),
+                ChildOf(root),
+            ),
+        );
+    }
+    #[derive(Resource, Default)]
+    struct ReadyWith(Vec<usize>);
+    app.init_resource::<ReadyWith>();
+    app.world_mut().entity_mut(root).observe(
+        |_: On<ColliderConstructorHierarchyReady>,
+         colliders: Query<(), With<Collider>>,
+         mut ready: ResMut<ReadyWith>| ready.0.push(colliders.iter().count()),
+    );
+    step(&mut app, 3);
+    assert!(
+        app.world().resource::<ReadyWith>().0.is_empty(),
+        "one mesh is still loading"
+    );
+    app.world_mut()
+        .resource_mut::<Assets<Mesh>>()
+        .insert(&loading, Mesh::from(Cuboid::new(1.0, 1.0, 1.0)))
+        .unwrap();
+    step(&mut app, 2);
+    assert_eq!(app.world().resource::<ReadyWith>().0, [2]);
+}
+
 #[test]
 fn hierarchy_on_a_scene_waits_until_it_has_spawned() {
     use bevy::world_serialization::{WorldAsset, WorldAssetRoot, WorldSerializationPlugin};
@@ -534,8 +579,18 @@ fn hierarchy_on_a_scene_waits_until_it_has_spawned() {
                 .without_constructor_for_name("Grass"),
         ),
     );
+    // When the hierarchy reports ready, its colliders are in place: count them then.
+    #[derive(Resource, Default)]
+    struct ReadyWith(Vec<usize>);
+    app.init_resource::<ReadyWith>();
+    app.world_mut().entity_mut(root).observe(
+        |_: On<ColliderConstructorHierarchyReady>,
+         colliders: Query<(), With<Collider>>,
+         mut ready: ResMut<ReadyWith>| ready.0.push(colliders.iter().count()),
+    );
     // The scene has not loaded: nothing happens, and the hierarchy waits.
     step(&mut app, 3);
+    assert!(app.world().resource::<ReadyWith>().0.is_empty());
     assert!(
         app.world()
             .get::<ColliderConstructorHierarchy>(root)
@@ -582,4 +637,6 @@ fn hierarchy_on_a_scene_waits_until_it_has_spawned() {
             ("Grass".to_string(), None),
         ]
     );
+    // Reported once, with the two colliders built.
+    assert_eq!(app.world().resource::<ReadyWith>().0, [2]);
 }

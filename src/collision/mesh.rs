@@ -703,6 +703,19 @@ type Nodes<'w, 's> = Query<
     ),
 >;
 
+/// Triggered on the entity of a [`ColliderConstructorHierarchy`] when every part it gave a
+/// [`ColliderConstructor`] has been through it (built its collider, or failed with a warning),
+/// or at once if it gave none: from then on the hierarchy's colliders are in place.
+#[derive(EntityEvent, Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ColliderConstructorHierarchyReady {
+    /// The entity that held the [`ColliderConstructorHierarchy`].
+    pub entity: Entity,
+}
+
+/// The parts a hierarchy gave constructors to that have not yet built.
+#[derive(Component)]
+struct PendingParts(Vec<Entity>);
+
 /// Gives `root`'s mesh descendants their constructors and removes the hierarchy component.
 fn apply_hierarchy(
     commands: &mut Commands,
@@ -710,6 +723,7 @@ fn apply_hierarchy(
     hierarchy: &ColliderConstructorHierarchy,
     nodes: &Nodes,
 ) {
+    let mut pending = Vec::new();
     commands
         .entity(root)
         .remove::<ColliderConstructorHierarchy>();
@@ -775,6 +789,23 @@ fn apply_hierarchy(
         if let Some(density) = density {
             e.insert(ColliderDensity(density));
         }
+        pending.push(entity);
+    }
+    commands.entity(root).insert(PendingParts(pending));
+}
+
+/// Reports the hierarchies whose parts have all been through their constructors.
+fn report_ready_hierarchies(
+    mut commands: Commands,
+    mut roots: Query<(Entity, &mut PendingParts)>,
+    constructors: Query<(), With<ColliderConstructor>>,
+) {
+    for (root, mut pending) in &mut roots {
+        pending.0.retain(|&part| constructors.contains(part));
+        if pending.0.is_empty() {
+            commands.entity(root).remove::<PendingParts>();
+            commands.trigger(ColliderConstructorHierarchyReady { entity: root });
+        }
     }
 }
 
@@ -832,7 +863,11 @@ impl Plugin for ColliderConstructorPlugin {
             .add_observer(apply_hierarchy_on_ready)
             .add_systems(
                 PreUpdate,
-                (apply_ready_hierarchies, build_colliders)
+                (
+                    apply_ready_hierarchies,
+                    build_colliders,
+                    report_ready_hierarchies,
+                )
                     .chain()
                     .in_set(ColliderConstructorSystems),
             );

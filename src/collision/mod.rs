@@ -32,8 +32,8 @@ pub use hooks::{ActiveCollisionHooks, CollisionHooks, CollisionHooksPlugin, Cont
 #[cfg(feature = "collider-from-mesh")]
 pub use mesh::{
     ColliderConstructor, ColliderConstructorHierarchy, ColliderConstructorHierarchyConfig,
-    ColliderConstructorPlugin, ColliderConstructorReady, ColliderConstructorSystems, VhacdFillMode,
-    VhacdParameters,
+    ColliderConstructorHierarchyReady, ColliderConstructorPlugin, ColliderConstructorReady,
+    ColliderConstructorSystems, VhacdFillMode, VhacdParameters,
 };
 pub use primitives::IntoCollider;
 pub use shape_checks::TrimeshError;
