@@ -55,8 +55,9 @@ impl Default for SpatialQueryFilter {
 }
 
 impl SpatialQueryFilter {
-    /// A filter that accepts colliders in any of the groups of `mask`.
-    pub fn from_mask(mask: u32) -> Self {
+    /// A filter that accepts colliders in any of the groups of `mask` (a `u32` bit mask, a
+    /// [`LayerMask`](crate::collision::LayerMask), a named layer or an array of them).
+    pub fn from_mask(mask: impl Into<crate::collision::LayerMask>) -> Self {
         Self::default().with_mask(mask)
     }
 
@@ -74,9 +75,9 @@ impl SpatialQueryFilter {
         Self::default().with_excluded_entities(entities)
     }
 
-    /// Sets the layer mask.
-    pub fn with_mask(mut self, mask: u32) -> Self {
-        self.mask = mask;
+    /// Sets the layer mask (as [`from_mask`](Self::from_mask) takes it).
+    pub fn with_mask(mut self, mask: impl Into<crate::collision::LayerMask>) -> Self {
+        self.mask = mask.into().0;
         self
     }
 
