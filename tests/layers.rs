@@ -226,6 +226,10 @@ fn layers_from_values_arrays_and_masks_agree() {
         LayerMask::from([Layer::Ghost, Layer::Ground]),
         LayerMask(0b1001)
     );
+    // Query filters take the same.
+    assert_eq!(SpatialQueryFilter::from_mask(Layer::Player).mask, 0b010);
+    let both = SpatialQueryFilter::default().with_mask([Layer::Player, Layer::Enemy]);
+    assert_eq!(both.mask, 0b110);
 }
 
 /// A static sensor slab 0.5 m thick, top at y = 0.
