@@ -372,6 +372,25 @@ fn move_and_slide_in_a_system_slides_along_a_wall_and_projects_the_velocity() {
     );
 }
 
+/// A character spawned standing on the ground is grounded from the next `PreUpdate`, before
+/// any physics step has run (at a fixed rate the first step may come frames later); one
+/// spawned in the air is not.
+#[test]
+fn is_grounded_before_its_first_step() {
+    let mut app = app();
+    let floor = ground(&mut app);
+    let standing = character(&mut app, Vec3::ZERO, Vec3::ZERO);
+    let flying = character(&mut app, Vec3::new(3.0, 2.0, 0.0), Vec3::ZERO);
+    let before = steps(&app);
+    app.world_mut().run_schedule(PreUpdate);
+    assert_eq!(steps(&app), before, "no physics step ran");
+    let standing = state(&app, standing);
+    assert!(standing.grounded, "standing character not grounded");
+    assert_eq!(standing.ground_entity, Some(floor));
+    assert!((standing.ground_normal - Vec3::Y).length() < NORMAL_EPS);
+    assert!(!state(&app, flying).grounded);
+}
+
 #[test]
 fn reports_ground_and_its_normal_on_a_30_degree_ramp() {
     let mut app = app();

@@ -135,7 +135,8 @@ impl CharacterController {
     reflect(Serialize, Deserialize)
 )]
 pub struct CharacterControllerState {
-    /// Whether the character stands on walkable ground.
+    /// Whether the character stands on walkable ground: after every physics step, and for a new
+    /// character from the `PreUpdate` after it is spawned (before its first step).
     pub grounded: bool,
     /// The normal of the ground's face under the character (zero when not grounded).
     pub ground_normal: Vector,
@@ -244,6 +245,39 @@ impl SweptShapes {
             self.0.remove(&entity);
         }
         self.0.entry(entity).or_insert_with(|| Swept::of(collider))
+    }
+}
+
+/// Fills the ground of characters spawned since the last frame from the world as it stands,
+/// so that `grounded` is right from the first frame, before the first physics step (which may
+/// come frames later at a fixed rate). Runs in `PreUpdate` after the spatial-query tree has
+/// taken in the new colliders.
+pub(crate) fn find_ground_of_new_characters(
+    query: SpatialQuery,
+    mut characters: Query<Character, Added<CharacterControllerState>>,
+) {
+    for mut character in &mut characters {
+        let Ok(collider) = character.usable_collider() else {
+            continue; // The first step reports it.
+        };
+        let shape = Swept::of(collider);
+        let filter = character.filter();
+        let own = character.entity;
+        let mover = Mover {
+            query: &query,
+            shape: &shape,
+            rotation: character.rotation.0,
+            config: &character.controller.config,
+            filter: &filter,
+            obstacles: &|collider: Entity, body: Option<Entity>| {
+                collider != own && body != Some(own)
+            },
+        };
+        if let Some(ground) = mover.ground_under(character.position.0) {
+            character.state.grounded = true;
+            character.state.ground_normal = ground.normal;
+            character.state.ground_entity = Some(ground.entity);
+        }
     }
 }
 

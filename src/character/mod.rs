@@ -138,6 +138,11 @@ pub(crate) struct CharacterPlugin;
 impl Plugin for CharacterPlugin {
     fn build(&self, app: &mut App) {
         app.add_systems(
+            PreUpdate,
+            controller::find_ground_of_new_characters
+                .after(crate::spatial_query::update_spatial_query_pipeline),
+        )
+        .add_systems(
             PhysicsSchedule,
             controller::move_characters
                 .in_set(PhysicsStepSet::Prepare)
