@@ -103,7 +103,7 @@ use crate::collision::{
 };
 use crate::schedule::{PhysicsStepTime, SubstepCount, ThreadUse};
 use crate::settings::{Gravity, SolverConfig};
-use crate::sleeping::SleepThreshold;
+use crate::sleeping::{SleepEventsEnabled, SleepThreshold};
 use crate::solver::joints::{
     D6Axis, D6Drive, D6Joint, D6Limit, D6Motion, DistanceJoint, FixedJoint, JointBase, JointMotor,
     MotorTarget, PrismaticJoint, RevoluteJoint, SphericalJoint,
@@ -144,6 +144,7 @@ impl Plugin for ReflectionPlugin {
             .register_type::<PoseSync>()
             .register_type::<Sleeping>()
             .register_type::<SleepingDisabled>()
+            .register_type::<SleepEventsEnabled>()
             .register_type::<SleepTimer>();
         // Colliders and collision.
         app.register_type::<Collider>()
