@@ -30,8 +30,8 @@
 //! [`PhysicsStepSet`] stages: prepare (transform sync, mass properties, [`character`]
 //! controllers), broad phase (a BVH of collider AABBs), narrow phase (parry contact manifolds,
 //! warm-start data matched by feature id; user [`CollisionHooks`] may filter pairs and modify
-//! contacts), solver, sleeping, and finalize (transform sync, then collision events, see
-//! [`collision::events`], and sleep and wake events, see [`sleeping::events`]).
+//! contacts), solver, sleeping, and finalize (transform sync, then collision and contact-force
+//! events, see [`collision::events`], and sleep and wake events, see [`sleeping::events`]).
 //! The solver runs [`SubstepSchedule`] [`SubstepCount`] times (4 by default): integrate
 //! velocities, warm start, soft contact and velocity-row solve, integrate positions, relax,
 //! XPBD joints, user constraints, velocity projection. Bodies with
@@ -275,8 +275,9 @@ pub mod prelude {
     pub use crate::collision::{
         ActiveCollisionHooks, CoefficientCombine, Collider, ColliderDisabled, ColliderOf,
         CollidingEntities, CollisionEnd, CollisionEventsEnabled, CollisionHooks,
-        CollisionHooksPlugin, CollisionLayers, CollisionStart, Collisions, ContactPair,
-        ContactPairMut, ContactPoint, Friction, PhysicsLayer, Restitution, Sensor,
+        CollisionHooksPlugin, CollisionLayers, CollisionStart, Collisions, ContactForce,
+        ContactForceThreshold, ContactPair, ContactPairMut, ContactPoint, Friction, PhysicsLayer,
+        Restitution, Sensor,
     };
     #[cfg(feature = "collider-from-mesh")]
     pub use crate::collision::{

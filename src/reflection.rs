@@ -98,8 +98,8 @@ use crate::character::{
 use crate::collision::collider::{ColliderPose, DisabledCollider};
 use crate::collision::{
     ActiveCollisionHooks, CoefficientCombine, Collider, ColliderDisabled, ColliderOf,
-    CollidingEntities, CollisionEventsEnabled, CollisionLayers, ContactGraph, Friction,
-    Restitution, Sensor,
+    CollidingEntities, CollisionEventsEnabled, CollisionLayers, ContactForceThreshold,
+    ContactGraph, Friction, Restitution, Sensor,
 };
 use crate::schedule::{PhysicsStepTime, SubstepCount, ThreadUse};
 use crate::settings::{Gravity, SolverConfig};
@@ -159,6 +159,7 @@ impl Plugin for ReflectionPlugin {
             .register_type::<DisabledCollider>()
             .register_type::<CollisionEventsEnabled>()
             .register_type::<CollidingEntities>()
+            .register_type::<ContactForceThreshold>()
             .register_type::<ActiveCollisionHooks>()
             .register_type::<ContactGraph>();
         // Solver, joints and constraints.

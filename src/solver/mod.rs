@@ -49,9 +49,15 @@ impl Plugin for SolverPlugin {
                 PhysicsSchedule,
                 (
                     solver_body::prepare_solver_bodies.in_set(SolverSet::PrepareSolverBodies),
-                    contact::prepare_contacts.in_set(SolverSet::PrepareContacts),
+                    (contact::prepare_contacts, contact::track_contact_forces)
+                        .chain()
+                        .in_set(SolverSet::PrepareContacts),
                     contact::apply_restitution.in_set(SolverSet::Restitution),
-                    (contact::store_impulses, solver_body::write_back_bodies)
+                    (
+                        contact::store_impulses,
+                        contact::store_step_impulses,
+                        solver_body::write_back_bodies,
+                    )
                         .chain()
                         .in_set(SolverSet::Writeback),
                 ),
