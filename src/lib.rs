@@ -264,9 +264,9 @@ use bevy::prelude::*;
 pub mod prelude {
     pub use crate::body::{
         AngularDamping, AngularVelocity, CenterOfMass, ColliderDensity, ComputedMass,
-        ConstantForce, ConstantTorque, CreationOrder, ExternalImpulse, GravityScale, LinearDamping,
-        LinearVelocity, LockedAxes, Mass, Position, RigidBody, Rotation, Sleeping,
-        SleepingDisabled,
+        ConstantForce, ConstantTorque, CreationOrder, ExternalImpulse, GravityScale,
+        KinematicTarget, LinearDamping, LinearVelocity, LockedAxes, Mass, Position, RigidBody,
+        Rotation, Sleeping, SleepingDisabled,
     };
     pub use crate::character::{
         CharacterController, CharacterControllerState, GroundContact, MoveAndSlideConfig,

@@ -89,8 +89,9 @@ use bevy::prelude::*;
 
 use crate::body::{
     AngularDamping, AngularVelocity, CenterOfMass, ColliderDensity, ComputedMass, ConstantForce,
-    ConstantTorque, ExternalImpulse, GravityScale, LinearDamping, LinearVelocity, LockedAxes, Mass,
-    PoseSync, Position, RigidBody, Rotation, SleepTimer, Sleeping, SleepingDisabled,
+    ConstantTorque, ExternalImpulse, GravityScale, KinematicTarget, LinearDamping, LinearVelocity,
+    LockedAxes, Mass, PoseSync, Position, RigidBody, Rotation, SleepTimer, Sleeping,
+    SleepingDisabled,
 };
 use crate::character::{
     CharacterController, CharacterControllerState, MoveAndSlideConfig, SlideHit,
@@ -141,6 +142,7 @@ impl Plugin for ReflectionPlugin {
             .register_type::<ConstantTorque>()
             .register_type::<ExternalImpulse>()
             .register_type::<LockedAxes>()
+            .register_type::<KinematicTarget>()
             .register_type::<PoseSync>()
             .register_type::<Sleeping>()
             .register_type::<SleepingDisabled>()

@@ -390,7 +390,8 @@ impl Plugin for SleepingPlugin {
                 (
                     wake_on_user_changes
                         .in_set(PhysicsStepSet::Prepare)
-                        .after(crate::body::sync::transform_to_position),
+                        .after(crate::body::sync::transform_to_position)
+                        .after(crate::solver::kinematic::drive_kinematic_targets),
                     wake_on_impact
                         .after(PhysicsStepSet::NarrowPhase)
                         .before(PhysicsStepSet::Solver),
