@@ -30,10 +30,11 @@
 //! [`PhysicsStepSet`] stages: prepare (transform sync, mass properties, [`character`]
 //! controllers), broad phase (a BVH of collider AABBs), narrow phase (parry contact manifolds,
 //! warm-start data matched by feature id; user [`CollisionHooks`] may filter pairs and modify
-//! contacts), solver, sleeping, and finalize (transform sync, then collision events: see
-//! [`collision::events`]). The solver runs [`SubstepSchedule`] [`SubstepCount`] times (4 by
-//! default): integrate velocities, warm start, soft contact and velocity-row solve, integrate
-//! positions, relax, XPBD joints, user constraints, velocity projection. Bodies with
+//! contacts), solver, sleeping, and finalize (transform sync, then collision and contact-force
+//! events, see [`collision::events`], and sleep and wake events, see [`sleeping::events`]).
+//! The solver runs [`SubstepSchedule`] [`SubstepCount`] times (4 by default): integrate
+//! velocities, warm start, soft contact and velocity-row solve, integrate positions, relax,
+//! XPBD joints, user constraints, velocity projection. Bodies with
 //! [`SweptCcd`] are then swept from their step-start to their step-end pose and moved back to
 //! their first impact ([`SolverSet::SweptCcd`]), before the solver writes bodies back. Last,
 //! the spatial-query stage moves the query tree to the bodies' new poses and refreshes ray and
@@ -248,7 +249,7 @@ pub use interpolation::{
 };
 pub use schedule::*;
 pub use settings::{Gravity, SolverConfig, SolverLanes};
-pub use sleeping::SleepThreshold;
+pub use sleeping::{BodyFellAsleep, BodyWoke, SleepEventsEnabled, SleepThreshold};
 pub use snapshot::PhysicsSnapshot;
 pub use solver::{RigidBodyQueryItem, SolverBodies, SweepMode, SweptCcd};
 pub use spatial_query::*;
@@ -265,8 +266,8 @@ pub mod prelude {
     pub use crate::body::{
         AngularDamping, AngularInertia, AngularVelocity, CenterOfMass, ColliderDensity,
         ComputedMass, ConstantForce, ConstantTorque, CreationOrder, ExternalImpulse, Forces,
-        GravityScale, LinearDamping, LinearVelocity, LockedAxes, Mass, MassPropertiesBundle,
-        Position, RigidBody, Rotation, Sleeping, SleepingDisabled,
+        GravityScale, KinematicTarget, LinearDamping, LinearVelocity, LockedAxes, Mass,
+        MassPropertiesBundle, Position, RigidBody, Rotation, Sleeping, SleepingDisabled,
     };
     pub use crate::character::{
         CharacterController, CharacterControllerState, GroundContact, MoveAndSlide,
@@ -275,9 +276,9 @@ pub mod prelude {
     pub use crate::collision::{
         ActiveCollisionHooks, CoefficientCombine, Collider, ColliderAabb, ColliderDisabled,
         ColliderOf, CollidingEntities, CollisionEnd, CollisionEventsEnabled, CollisionHooks,
-        CollisionHooksPlugin, CollisionLayers, CollisionStart, Collisions, ContactPair,
-        ContactPairMut, ContactPoint, Friction, IntoCollider, LayerMask, PhysicsLayer, Restitution,
-        Sensor,
+        CollisionHooksPlugin, CollisionLayers, CollisionStart, Collisions, ContactForce,
+        ContactForceThreshold, ContactPair, ContactPairMut, ContactPoint, Friction, IntoCollider,
+        LayerMask, PhysicsLayer, Restitution, Sensor,
     };
     #[cfg(feature = "collider-from-mesh")]
     pub use crate::collision::{
@@ -300,7 +301,7 @@ pub mod prelude {
         SubstepSchedule, SubstepSolverSet, ThreadUse,
     };
     pub use crate::settings::{Gravity, SolverConfig, SolverLanes};
-    pub use crate::sleeping::SleepThreshold;
+    pub use crate::sleeping::{BodyFellAsleep, BodyWoke, SleepEventsEnabled, SleepThreshold};
     pub use crate::snapshot::{PhysicsSnapshot, physics_checksum};
     pub use crate::solver::joints::{
         D6Axis, D6Drive, D6Joint, D6Limit, D6Motion, DistanceJoint, FixedJoint, Joint, JointBroken,

@@ -89,8 +89,9 @@ use bevy::prelude::*;
 
 use crate::body::{
     AngularDamping, AngularVelocity, CenterOfMass, ColliderDensity, ComputedMass, ConstantForce,
-    ConstantTorque, ExternalImpulse, GravityScale, LinearDamping, LinearVelocity, LockedAxes, Mass,
-    PoseSync, Position, RigidBody, Rotation, SleepTimer, Sleeping, SleepingDisabled,
+    ConstantTorque, ExternalImpulse, GravityScale, KinematicTarget, LinearDamping, LinearVelocity,
+    LockedAxes, Mass, PoseSync, Position, RigidBody, Rotation, SleepTimer, Sleeping,
+    SleepingDisabled,
 };
 use crate::character::{
     CharacterController, CharacterControllerState, MoveAndSlideConfig, SlideHit,
@@ -98,12 +99,12 @@ use crate::character::{
 use crate::collision::collider::{ColliderPose, DisabledCollider};
 use crate::collision::{
     ActiveCollisionHooks, CoefficientCombine, Collider, ColliderDisabled, ColliderOf,
-    CollidingEntities, CollisionEventsEnabled, CollisionLayers, ContactGraph, Friction,
-    Restitution, Sensor,
+    CollidingEntities, CollisionEventsEnabled, CollisionLayers, ContactForceThreshold,
+    ContactGraph, Friction, Restitution, Sensor,
 };
 use crate::schedule::{PhysicsStepTime, SubstepCount, ThreadUse};
 use crate::settings::{Gravity, SolverConfig};
-use crate::sleeping::SleepThreshold;
+use crate::sleeping::{SleepEventsEnabled, SleepThreshold};
 use crate::solver::joints::{
     D6Axis, D6Drive, D6Joint, D6Limit, D6Motion, DistanceJoint, FixedJoint, JointBase, JointMotor,
     MotorTarget, PrismaticJoint, RevoluteJoint, SphericalJoint,
@@ -142,9 +143,11 @@ impl Plugin for ReflectionPlugin {
             .register_type::<ConstantTorque>()
             .register_type::<ExternalImpulse>()
             .register_type::<LockedAxes>()
+            .register_type::<KinematicTarget>()
             .register_type::<PoseSync>()
             .register_type::<Sleeping>()
             .register_type::<SleepingDisabled>()
+            .register_type::<SleepEventsEnabled>()
             .register_type::<SleepTimer>();
         // Colliders and collision.
         app.register_type::<Collider>()
@@ -159,6 +162,7 @@ impl Plugin for ReflectionPlugin {
             .register_type::<DisabledCollider>()
             .register_type::<CollisionEventsEnabled>()
             .register_type::<CollidingEntities>()
+            .register_type::<ContactForceThreshold>()
             .register_type::<ActiveCollisionHooks>()
             .register_type::<ContactGraph>();
         // Solver, joints and constraints.

@@ -79,7 +79,10 @@
 //!   `Transform` is its world pose with unit scale (what a step leaves), neither is stored:
 //!   both are rebuilt from the pose, to the same bits;
 //! - [`Sleeping`] and the sleep timer, and whether a change since the body fell asleep (to its
-//!   velocity, force or torque) will wake it at the next step;
+//!   velocity, force or torque) will wake it at the next step. A restore sends no
+//!   [`BodyFellAsleep`](crate::BodyFellAsleep) or [`BodyWoke`](crate::BodyWoke) for the
+//!   `Sleeping` it puts back or takes away, and drops those pending from changes made since
+//!   the last step;
 //! - a pending [`ExternalImpulse`] (none pending is restored as a zero impulse).
 //!
 //! Per joint ([`FixedJoint`], [`DistanceJoint`], [`SphericalJoint`], [`RevoluteJoint`],
@@ -396,6 +399,12 @@ impl PhysicsSnapshot {
         self.restore_resources(world);
         let bodies = self.bodies.iter().chain(self.resting.iter());
         restore_bodies(world, bodies, &mut missing);
+        // Putting `Sleeping` back is not a body falling asleep or waking: no activation
+        // events for it (nor for changes made since the last step, which it undoes).
+        if let Some(mut changes) = world.get_resource_mut::<crate::sleeping::events::SleepChanges>()
+        {
+            changes.clear();
+        }
         restore_joints(world, &self.joints, &mut missing);
         restore_cloned(world, &self.characters, &mut missing);
         restore_cloned(world, &self.ray_hits, &mut missing);

@@ -364,3 +364,184 @@ fn colliding_entities_track_touching_colliders() {
     assert!(colliding(&app, lower).is_empty());
     assert!(colliding(&app, ground).is_empty());
 }
+
+/// Every `ContactForce` message so far, with its step.
+#[derive(Resource, Default)]
+struct Forces(Vec<(u64, ContactForce)>);
+
+fn record_forces(app: &mut App) {
+    app.init_resource::<Forces>().add_systems(
+        PostUpdate,
+        |mut log: ResMut<Forces>,
+         mut read: MessageReader<ContactForce>,
+         time: Res<PhysicsStepTime>| {
+            let step = time.step_count;
+            log.0.extend(read.read().map(|f| (step, *f)));
+        },
+    );
+}
+
+fn forces(app: &App) -> &[(u64, ContactForce)] {
+    &app.world().resource::<Forces>().0
+}
+
+/// A unit cube of the default density weighs 1000 kg.
+const CUBE_MASS: f32 = 1000.0;
+
+/// A cube resting on the ground is pushed up by its weight, `m g`, in every step: while awake
+/// (each step's normal impulses sum to `m g dt`), and once asleep (the pair is no longer solved
+/// and reports the impulses of its last solved step). At rest, each substep's contact impulse
+/// is what the momentum balance `Σλ = m g h + m Δv` leaves, and the cube's velocity change
+/// `Δv` over a substep has decayed far below rounding once the contact has settled (the soft
+/// contact, overdamped at damping ratio 10, relaxes with a time constant of `2ζ / ω`, a few
+/// hundredths of a second; a second is allowed). What is left is rounding: 16 point impulses
+/// (4 corners, 4 substeps) summed, each within a relative 6e-8, so at most 1e-6 of `m g`; the
+/// bar is ten times that. The ground is a scale: its observer receives the force the cube
+/// presses it with, downwards.
+#[test]
+fn a_resting_box_reports_its_weight_every_step() {
+    #[derive(Resource, Default)]
+    struct Scale(Vec<(u64, ContactForce)>);
+    let (mut app, ground) = scene();
+    record_forces(&mut app);
+    app.init_resource::<Scale>();
+    let weight = CUBE_MASS * g();
+    set(&mut app, ground, ContactForceThreshold(0.5 * weight));
+    app.world_mut().entity_mut(ground).observe(
+        |on: On<ContactForce>, mut scale: ResMut<Scale>, time: Res<PhysicsStepTime>| {
+            scale.0.push((time.step_count, *on.event()));
+        },
+    );
+    let cube = drop_cube(&mut app, 0.0);
+    let settle = 64;
+    step(&mut app, 320);
+    assert!(is_sleeping(&app, cube), "the cube should be asleep by now");
+    let log = forces(&app);
+    // One message per step, from the first.
+    let steps_sent: Vec<u64> = log.iter().map(|(s, _)| *s).collect();
+    assert_eq!(steps_sent, (1..=320).collect::<Vec<u64>>());
+    for &(step, force) in log.iter().filter(|(s, _)| *s > settle) {
+        assert_eq!((force.collider1, force.collider2), (cube, ground));
+        assert_eq!((force.body1, force.body2), (Some(cube), Some(ground)));
+        let error = (force.total_force - Vec3::Y * weight).length();
+        assert!(
+            error <= 1e-5 * weight,
+            "step {step}: force on the cube {} N, weight {weight} N",
+            force.total_force
+        );
+        assert!((force.total_force_magnitude - weight).abs() <= 1e-5 * weight);
+        assert!((force.max_force_direction - Vec3::Y).length() <= 1e-6);
+        // Four corners share the load: the hardest-pressed one takes at least a quarter.
+        assert!(force.max_force_magnitude >= 0.25 * force.total_force_magnitude * (1.0 - 1e-5));
+    }
+    // The scale's observer: the same forces, seen from the ground.
+    let scale = &app.world().resource::<Scale>().0;
+    assert_eq!(scale.len(), log.len());
+    for ((s1, seen), (s2, sent)) in scale.iter().zip(log) {
+        assert_eq!(s1, s2);
+        assert_eq!((seen.collider1, seen.collider2), (ground, cube));
+        assert_eq!(seen.total_force, -sent.total_force);
+        assert_eq!(seen.total_force_magnitude, sent.total_force_magnitude);
+    }
+}
+
+/// Above the weight, a resting cube sends nothing, awake or asleep.
+#[test]
+fn a_resting_box_under_the_threshold_sends_nothing() {
+    let (mut app, ground) = scene();
+    record_forces(&mut app);
+    set(
+        &mut app,
+        ground,
+        ContactForceThreshold(1.1 * CUBE_MASS * g()),
+    );
+    let cube = drop_cube(&mut app, 0.0);
+    step(&mut app, 320);
+    assert!(is_sleeping(&app, cube));
+    assert!(forces(&app).is_empty(), "{:?}", &forces(&app)[..1]);
+}
+
+/// A cube dropped from 1 m: the impact pushes far harder than its weight, in the step free fall
+/// brings it to the ground (speculative contact stops it in that step), and the forces reported
+/// account for its momentum: from the impact step on, the ground's impulse `Σ F dt` equals the
+/// momentum the cube lost plus what gravity gave it, `m (v_after − v_before) + m g t`, up to
+/// rounding. `v_before` is the exact free-fall speed, and the cube's f32 velocity rounds in
+/// each of its 4 × 53 substep updates by up to ½ ulp(4.3 m/s) = 2.4e-7 m/s: 5e-5 m/s, 1.2e-5
+/// of the impact speed; the bar is 1e-4 of the impact momentum `m v`.
+#[test]
+fn an_impact_reports_the_momentum_it_takes() {
+    let (mut app, ground) = scene();
+    record_forces(&mut app);
+    set(&mut app, ground, ContactForceThreshold(0.0));
+    let height = 1.0;
+    let cube = drop_cube(&mut app, height);
+    // The first step whose free-fall end position would be below the ground.
+    let impact = (1..).find(|&k| height as f64 + fall(k) < 0.0).unwrap();
+    let settled = impact + 24;
+    step(&mut app, settled as usize);
+    assert!(
+        !is_sleeping(&app, cube),
+        "the momentum balance needs the cube awake"
+    );
+    let log = forces(&app);
+    // Speculative contact presses only in a substep that would take the cube through the
+    // ground, and free fall keeps it above until the impact step.
+    let first = log.first().expect("no contact force at all").0;
+    assert_eq!(
+        first, impact,
+        "first force at step {first}, impact at {impact}"
+    );
+    let dt = DT as f64;
+    let m = CUBE_MASS as f64;
+    let before = -(g() as f64) * (impact - 1) as f64 * dt;
+    let after = velocity(&app, cube).y as f64;
+    let span = (settled - impact + 1) as f64 * dt;
+    let impulse: f64 = (log.iter())
+        .filter(|(s, _)| *s >= impact)
+        .map(|(_, f)| f.total_force.y as f64 * dt)
+        .sum();
+    let expected = m * (after - before) + m * g() as f64 * span;
+    assert!(
+        (impulse - expected).abs() <= 1e-4 * m * before.abs(),
+        "ground impulse {impulse} N s, momentum balance {expected} N s"
+    );
+    let (_, hit) = log.iter().find(|(s, _)| *s == impact).unwrap();
+    assert!(
+        hit.total_force.y > 2.0 * CUBE_MASS * g(),
+        "impact force {} N",
+        hit.total_force.y
+    );
+    assert_eq!(
+        (hit.collider1, hit.collider2),
+        (cube, ground),
+        "collider1 is the collider created later"
+    );
+}
+
+/// With the threshold between the weight and the impact, only the impact is reported.
+#[test]
+fn a_threshold_above_the_weight_reports_only_the_impact() {
+    let (mut app, ground) = scene();
+    record_forces(&mut app);
+    set(
+        &mut app,
+        ground,
+        ContactForceThreshold(2.0 * CUBE_MASS * g()),
+    );
+    drop_cube(&mut app, 1.0);
+    step(&mut app, 320);
+    let impact = (1..).find(|&k| 1.0 + fall(k) < 0.0).unwrap();
+    let log = forces(&app);
+    assert!(!log.is_empty(), "the impact was not reported");
+    assert_eq!(
+        log[0].0,
+        impact,
+        "{:?}",
+        log.iter().map(|l| l.0).collect::<Vec<_>>()
+    );
+    assert!(
+        log.iter().all(|(s, _)| *s <= impact + 4),
+        "forces above twice the weight long after the impact: {:?}",
+        log.iter().map(|l| l.0).collect::<Vec<_>>()
+    );
+}

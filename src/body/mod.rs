@@ -1,5 +1,5 @@
-//! Rigid bodies: their kind, pose, velocities, mass properties, forces, damping, locked axes
-//! and the sleeping marker.
+//! Rigid bodies: their kind, pose, velocities, kinematic targets, mass properties, forces,
+//! damping, locked axes and the sleeping marker.
 //!
 //! A body is an entity with [`RigidBody`]. Its pose is [`Position`] (the world position of the
 //! body's origin, which is also where its [`Transform`] puts it) and [`Rotation`], both in world
@@ -34,7 +34,8 @@ use crate::validation::{Validate, check, check_vector, non_negative};
 ///
 /// - `Dynamic` bodies are moved by forces, contacts and joints.
 /// - `Static` bodies never move and have infinite mass.
-/// - `Kinematic` bodies move only by their velocity, push dynamic bodies, and are never pushed.
+/// - `Kinematic` bodies move only by their velocity (set it yourself, or give the body a
+///   [`KinematicTarget`] pose to reach in one step), push dynamic bodies, and are never pushed.
 #[derive(Component, Reflect, Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 #[reflect(Component, Default, Debug, PartialEq)]
 #[cfg_attr(
@@ -145,6 +146,105 @@ pub struct LinearVelocity(pub Vector);
     reflect(Serialize, Deserialize)
 )]
 pub struct AngularVelocity(pub Vector);
+
+/// Moves a [`RigidBody::Kinematic`] body to this world pose over exactly one physics step,
+/// with velocities that make the move a motion: dynamic bodies it touches on the way are
+/// pushed and carried (by contact and friction) as by any moving kinematic body.
+///
+/// Every step, a kinematic body with a target gets the [`LinearVelocity`] (of its centre of
+/// mass) and [`AngularVelocity`] that carry it from its pose at the start of the step to the
+/// target by the end of it, and ends the step at the target: `position` for its origin (the
+/// point its [`Position`] and `Transform` describe) and `rotation`. The target stays until
+/// it is changed or removed, and a body already there gets zero velocities, so it holds
+/// still, and dynamic bodies resting on it can fall asleep. To animate a platform, write a
+/// new target every physics step (in `FixedUpdate` with the default
+/// [`PhysicsPlugin`](crate::PhysicsPlugin): a target written once per rendered frame
+/// reaches the first of several steps run in one frame, and the others hold); to drive it by
+/// velocity again, remove the component: the body keeps the velocities of its last step, set
+/// them to zero to stop it.
+///
+/// While the target is there, the engine writes the velocities every step, over any the user
+/// wrote. A move of the body by the user (`Transform` or [`Position`]) is undone by a motion
+/// back to the target in the next step.
+///
+/// # Landing exactly
+///
+/// The integrator moves the centre of mass by the velocity once per substep and turns the
+/// body by the first-order quaternion update `q ← normalise(q + ½ (ω h) q)`, which turns it
+/// by `2 atan(|ω| h / 2)` per substep of length `h` rather than `|ω| h`. The angular velocity
+/// is chosen for that rule, `|ω| = (2 / h) tan(θ / (2 n))` for a turn `θ` over `n`
+/// substeps (shortest arc), so the integrated motion is the one that reaches the target and
+/// what the contacts see is the body's actual motion. That leaves only float rounding, a few
+/// units in the last place of the pose, which the step removes by setting the pose to the
+/// target at its end; the velocities are kept. (A turn of nearly half a revolution in a
+/// single substep needs an angular velocity without bound: use more substeps or smaller
+/// turns.)
+///
+/// # Bad targets
+///
+/// A target with a non-finite component or a zero-length rotation, or on a body that is not
+/// kinematic, is ignored (the body moves by its velocities, as without one), with a warning
+/// naming the entity when the target or the body kind changes.
+///
+/// ```
+/// # use bevy::prelude::*;
+/// # use impetus3d::prelude::*;
+/// #[derive(Component)]
+/// struct Elevator;
+///
+/// /// Raises elevators at 0.5 m/s, one target per physics step (run in `FixedUpdate`).
+/// fn raise(mut elevators: Query<&mut KinematicTarget, With<Elevator>>, time: Res<Time>) {
+///     for mut target in &mut elevators {
+///         target.position.y += 0.5 * time.delta_secs();
+///     }
+/// }
+/// # bevy::ecs::system::assert_is_system(raise);
+///
+/// let mut app = impetus3d::headless_app(1.0 / 64.0);
+/// let turned = impetus3d::math::rotation_about(Vec3::Y, 0.5);
+/// let target = KinematicTarget::new(Vec3::new(1.0, 2.0, 0.0), turned);
+/// let platform = app
+///     .world_mut()
+///     .spawn((RigidBody::Kinematic, Collider::cuboid(4.0, 0.5, 4.0), target, Elevator))
+///     .id();
+/// app.update();
+/// let position = app.world().get::<Position>(platform).unwrap();
+/// assert_eq!(position.0, Vec3::new(1.0, 2.0, 0.0));
+/// ```
+#[derive(Component, Reflect, Clone, Copy, Debug, PartialEq)]
+#[reflect(Component, Default, Debug, PartialEq)]
+#[cfg_attr(
+    feature = "serialize",
+    derive(serde::Serialize, serde::Deserialize),
+    reflect(Serialize, Deserialize)
+)]
+pub struct KinematicTarget {
+    /// World position of the body's origin at the end of the next step.
+    pub position: Vector,
+    /// World rotation at the end of the next step (normalised by the engine).
+    pub rotation: Quaternion,
+}
+
+impl Default for KinematicTarget {
+    /// The world origin, unrotated.
+    fn default() -> Self {
+        Self::new(Vector::ZERO, Quaternion::IDENTITY)
+    }
+}
+
+impl KinematicTarget {
+    /// The pose `position`, `rotation`.
+    pub fn new(position: Vector, rotation: Quaternion) -> Self {
+        Self { position, rotation }
+    }
+
+    /// The target with a normalised rotation, or `None` if it cannot be reached: a
+    /// non-finite component or a zero-length rotation.
+    pub(crate) fn usable(&self) -> Option<(Vector, Quaternion)> {
+        let finite = self.position.is_finite() && crate::math::is_finite_quat(self.rotation);
+        finite.then(|| (self.position, self.rotation.normalize()))
+    }
+}
 
 /// Multiplies the world [`Gravity`](crate::Gravity) for this body. Default 1; negative values
 /// are allowed (a balloon). A non-finite scale is replaced by 1 with a warning.

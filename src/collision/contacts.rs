@@ -202,6 +202,12 @@ pub struct ContactGraph {
     /// [`PhysicsStepSet::Finalize`]: crate::PhysicsStepSet::Finalize
     #[reflect(ignore)]
     pub(crate) ended: Vec<CollisionEnd>,
+    /// The normal impulse each contact point of the pairs with a
+    /// [`ContactForceThreshold`](super::ContactForceThreshold) took over this step, summed
+    /// over the substeps by the solver, sorted by pair, manifold and point (empty when no
+    /// collider has a threshold).
+    #[reflect(ignore)]
+    pub(crate) step_impulses: Vec<super::events::StepImpulse>,
 }
 
 /// Reads the current contacts.

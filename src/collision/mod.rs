@@ -27,7 +27,7 @@ pub use contacts::{
     CollisionEnd, CollisionStart, Collisions, ContactGraph, ContactPair, ContactPoint,
     FrictionImpulse,
 };
-pub use events::{CollidingEntities, CollisionEventsEnabled};
+pub use events::{CollidingEntities, CollisionEventsEnabled, ContactForce, ContactForceThreshold};
 pub use hooks::{ActiveCollisionHooks, CollisionHooks, CollisionHooksPlugin, ContactPairMut};
 #[cfg(feature = "collider-from-mesh")]
 pub use mesh::{
@@ -92,21 +92,28 @@ impl Plugin for BroadPhasePlugin {
     }
 }
 
-/// The narrow phase, in [`PhysicsStepSet::NarrowPhase`], and collision events, in
-/// [`PhysicsStepSet::Finalize`].
+/// The narrow phase, in [`PhysicsStepSet::NarrowPhase`], and collision and contact-force
+/// events, in [`PhysicsStepSet::Finalize`].
 pub(crate) struct NarrowPhasePlugin;
 
 impl Plugin for NarrowPhasePlugin {
     fn build(&self, app: &mut App) {
         app.init_resource::<ContactGraph>()
+            .init_resource::<events::ForceThresholds>()
             .add_message::<CollisionStart>()
             .add_message::<CollisionEnd>()
+            .add_message::<ContactForce>()
+            .validate_component::<ContactForceThreshold>()
             .add_systems(
                 PhysicsSchedule,
                 (
+                    events::update_force_thresholds
+                        .in_set(PhysicsStepSet::Prepare)
+                        .after(crate::validation::ValidationSet),
                     narrow_phase::update_contacts.in_set(PhysicsStepSet::NarrowPhase),
                     // After the transforms are written, so observers see this step's poses.
-                    events::report_collisions
+                    (events::report_collisions, events::report_contact_forces)
+                        .chain()
                         .in_set(PhysicsStepSet::Finalize)
                         .after(crate::body::sync::position_to_transform),
                 ),

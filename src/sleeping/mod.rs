@@ -11,6 +11,12 @@
 //! the impact moves it). An island wakes as a whole when any member is woken: by touching an
 //! awake body or a moving kinematic body, by sharing a joint or constraint with an awake body, or by the user changing
 //! its velocity, position, forces, or applying an impulse.
+//!
+//! [`BodyFellAsleep`] and [`BodyWoke`] report each change (see [`events`]).
+
+pub mod events;
+
+pub use events::{BodyFellAsleep, BodyWoke, SleepEventsEnabled};
 
 use bevy::ecs::system::SystemChangeTick;
 use bevy::prelude::*;
@@ -367,23 +373,33 @@ fn moving_kinematic(bodies: &Query<SleepData>, body: Option<Entity>) -> bool {
         })
 }
 
-/// Sleeping and waking, in [`PhysicsStepSet::Sleeping`](crate::PhysicsStepSet::Sleeping).
+/// Sleeping and waking, in [`PhysicsStepSet::Sleeping`](crate::PhysicsStepSet::Sleeping), and
+/// their events, in [`PhysicsStepSet::Finalize`](crate::PhysicsStepSet::Finalize).
 pub(crate) struct SleepingPlugin;
 
 impl Plugin for SleepingPlugin {
     fn build(&self, app: &mut App) {
+        events::register_sleep_hooks(app.world_mut());
         app.init_resource::<SleepThreshold>()
+            .init_resource::<events::SleepChanges>()
+            .add_message::<BodyFellAsleep>()
+            .add_message::<BodyWoke>()
             .validate_resource::<SleepThreshold>()
             .add_systems(
                 PhysicsSchedule,
                 (
                     wake_on_user_changes
                         .in_set(PhysicsStepSet::Prepare)
-                        .after(crate::body::sync::transform_to_position),
+                        .after(crate::body::sync::transform_to_position)
+                        .after(crate::solver::kinematic::drive_kinematic_targets),
                     wake_on_impact
                         .after(PhysicsStepSet::NarrowPhase)
                         .before(PhysicsStepSet::Solver),
                     update_sleeping.in_set(PhysicsStepSet::Sleeping),
+                    // After the transforms are written, so observers see this step's poses.
+                    events::report_sleep_changes
+                        .in_set(PhysicsStepSet::Finalize)
+                        .after(crate::body::sync::position_to_transform),
                 ),
             );
     }

@@ -66,6 +66,7 @@ use super::rows::VelocityRows;
 use super::softness::SoftCoefficients;
 use super::solver_body::{BodyState, RigidBodyQueryItem, SolverBodies};
 use super::wide::{F4, Lane, S4, V3, Vec3x4, lane_mut, select, transpose_in, transpose_out};
+use crate::collision::events::{ForceThresholds, StepImpulse};
 use crate::collision::{ContactGraph, FrictionImpulse};
 use crate::math::Scalar;
 use crate::parallel::Shared;
@@ -310,6 +311,25 @@ pub(crate) struct ContactConstraints {
     any_restitution: bool,
     /// How many manifolds the solve computes at once, from [`SolverConfig::lanes`].
     lanes: SolverLanes,
+    /// The points of pairs with a contact force threshold, whose impulses are summed over the
+    /// substeps (empty when no collider has a threshold).
+    tracked: Vec<TrackedPoint>,
+}
+
+/// A contact point whose impulse over the whole step is reported (see
+/// [`ContactForceThreshold`](crate::collision::ContactForceThreshold)).
+#[derive(Clone, Copy, Debug)]
+struct TrackedPoint {
+    /// Its slot in [`ContactConstraints::points`] and its lane there.
+    slot: u32,
+    lane: u32,
+    pair: u32,
+    manifold: u32,
+    /// The accumulated impulse after each substep's relax pass, summed: what the substeps
+    /// applied (each warm-starts with the last substep's and adds the change).
+    sum: Scalar,
+    /// The accumulated impulse after the last relax pass.
+    last: Scalar,
 }
 
 /// Soft coefficients for dynamic-dynamic and dynamic-static contacts.
@@ -432,6 +452,85 @@ pub(crate) fn prepare_contacts(
         .iter()
         .any(|block| block.restitution.cmpgt(F4::ZERO).any());
     contacts.any_restitution = any_restitution;
+}
+
+/// Lists the contact points of the pairs with a force threshold, to sum their impulses over
+/// the substeps. Without thresholds, nothing.
+pub(crate) fn track_contact_forces(
+    mut contacts: ResMut<ContactConstraints>,
+    graph: Res<ContactGraph>,
+    thresholds: Res<ForceThresholds>,
+) {
+    if contacts.tracked.is_empty() && !thresholds.any() {
+        return;
+    }
+    let contacts = &mut *contacts;
+    contacts.tracked.clear();
+    if !thresholds.any() {
+        return;
+    }
+    let refs = BlockRefs {
+        ranges: &contacts.block_manifolds,
+        manifolds: &contacts.manifolds,
+    };
+    for (index, block) in contacts.blocks.iter().enumerate() {
+        for (lane, r) in refs.of(index).iter().enumerate() {
+            if thresholds
+                .of_pair(&graph.pairs[r.pair as usize])
+                .is_infinite()
+            {
+                continue;
+            }
+            contacts.tracked.extend((0..r.count).map(|k| TrackedPoint {
+                slot: block.first_point + k,
+                lane: lane as u32,
+                pair: r.pair,
+                manifold: r.manifold,
+                sum: 0.0,
+                last: 0.0,
+            }));
+        }
+    }
+    // In the contact graph's order, for the report (blocks are in colour order).
+    (contacts.tracked).sort_unstable_by_key(|t| (t.pair, t.manifold, t.slot));
+}
+
+impl TrackedPoint {
+    /// Its accumulated impulse now.
+    fn impulse_in(&self, points: &[PointBlock]) -> Scalar {
+        points[self.slot as usize].normal_impulse.to_array()[self.lane as usize]
+    }
+}
+
+impl ContactConstraints {
+    /// Adds the impulses of the tracked points after a relax pass (the substep's last
+    /// contact pass) to their sums.
+    fn sum_tracked_impulses(&mut self) {
+        for point in &mut self.tracked {
+            let impulse = point.impulse_in(&self.points);
+            point.sum += impulse;
+            point.last = impulse;
+        }
+    }
+}
+
+/// Hands the tracked points' step impulses to the contact graph (in its order), restitution's
+/// included: it changes the accumulated impulse after the last relax pass.
+pub(crate) fn store_step_impulses(
+    contacts: Res<ContactConstraints>,
+    mut graph: ResMut<ContactGraph>,
+) {
+    if contacts.tracked.is_empty() && graph.step_impulses.is_empty() {
+        return;
+    }
+    graph.step_impulses.clear();
+    graph
+        .step_impulses
+        .extend(contacts.tracked.iter().map(|t| StepImpulse {
+            pair: t.pair,
+            manifold: t.manifold,
+            impulse: t.sum + (t.impulse_in(&contacts.points) - t.last),
+        }));
 }
 
 /// How many blocks ahead the preparation and the impulse store prefetch a block's manifold
@@ -1163,6 +1262,9 @@ pub(crate) fn relax_contacts(
         time.substep_delta,
         config.max_push_out_speed,
     );
+    if !contacts.tracked.is_empty() {
+        contacts.sum_tracked_impulses();
+    }
     if solver.states_live {
         solver.store_velocities();
     }

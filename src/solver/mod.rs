@@ -11,6 +11,7 @@ mod colouring;
 pub mod contact;
 pub mod integrator;
 pub mod joints;
+pub(crate) mod kinematic;
 pub mod rows;
 pub mod softness;
 pub mod solver_body;
@@ -24,7 +25,9 @@ pub use solver_body::{RigidBodyQueryItem, SolverBodies};
 
 use bevy::prelude::*;
 
-use crate::schedule::{PhysicsSchedule, SolverSet, SubstepSchedule, SubstepSolverSet};
+use crate::schedule::{
+    PhysicsSchedule, PhysicsStepSet, SolverSet, SubstepSchedule, SubstepSolverSet,
+};
 use crate::validation::ValidationApp;
 
 /// Body gathering, contacts, integration and writeback.
@@ -49,11 +52,23 @@ impl Plugin for SolverPlugin {
                 PhysicsSchedule,
                 (
                     solver_body::prepare_solver_bodies.in_set(SolverSet::PrepareSolverBodies),
-                    contact::prepare_contacts.in_set(SolverSet::PrepareContacts),
+                    (contact::prepare_contacts, contact::track_contact_forces)
+                        .chain()
+                        .in_set(SolverSet::PrepareContacts),
                     contact::apply_restitution.in_set(SolverSet::Restitution),
-                    (contact::store_impulses, solver_body::write_back_bodies)
+                    (
+                        contact::store_impulses,
+                        contact::store_step_impulses,
+                        solver_body::write_back_bodies,
+                        kinematic::snap_to_kinematic_targets,
+                    )
                         .chain()
                         .in_set(SolverSet::Writeback),
+                    // Before the broad phase, which reaches as far as the velocities move.
+                    kinematic::drive_kinematic_targets
+                        .in_set(PhysicsStepSet::Prepare)
+                        .after(crate::body::reject_non_finite_velocities)
+                        .after(crate::collision::mass_properties::update_mass_properties),
                 ),
             )
             .add_systems(
