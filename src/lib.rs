@@ -266,8 +266,8 @@ pub mod prelude {
     pub use crate::body::{
         AngularDamping, AngularInertia, AngularVelocity, CenterOfMass, ColliderDensity,
         ComputedMass, ConstantForce, ConstantTorque, CreationOrder, ExternalImpulse, Forces,
-        GravityScale, KinematicTarget, LinearDamping, LinearVelocity, LockedAxes, Mass,
-        MassPropertiesBundle, Position, RigidBody, Rotation, Sleeping, SleepingDisabled,
+        GravityScale, KinematicTarget, LinearDamping, LinearVelocity, LockedAxes, Mass, Position,
+        RigidBody, Rotation, Sleeping, SleepingDisabled,
     };
     pub use crate::character::{
         CharacterController, CharacterControllerState, GroundContact, MoveAndSlide,
@@ -278,7 +278,7 @@ pub mod prelude {
         ColliderOf, CollidingEntities, CollisionEnd, CollisionEventsEnabled, CollisionHooks,
         CollisionHooksPlugin, CollisionLayers, CollisionStart, Collisions, ContactForce,
         ContactForceThreshold, ContactPair, ContactPairMut, ContactPoint, Friction, IntoCollider,
-        LayerMask, PhysicsLayer, Restitution, Sensor,
+        LayerMask, MassPropertiesBundle, PhysicsLayer, Restitution, Sensor,
     };
     #[cfg(feature = "collider-from-mesh")]
     pub use crate::collision::{

@@ -118,6 +118,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "collision",
         ],
     ),
+    ("diagnostics", &["math", "schedule", "body", "collision"]),
     (
         "reflection",
         &[

@@ -120,7 +120,7 @@ impl AngularInertia {
 
 /// `1 / x`, or 0 for 0: between a moment of inertia and its inverse, where 0 stands for an
 /// infinite moment.
-fn inverse_or_zero(x: Scalar) -> Scalar {
+pub(crate) fn inverse_or_zero(x: Scalar) -> Scalar {
     if x > 0.0 { 1.0 / x } else { 0.0 }
 }
 
@@ -134,53 +134,6 @@ impl Validate for AngularInertia {
                 self.principal, self.local_frame
             )
         })
-    }
-}
-
-/// The mass, inertia and centre of mass of a shape of a given density, to give a body without
-/// colliders (or with colliders that should not decide its mass) the mass properties of a
-/// shape.
-///
-/// ```
-/// # use bevy::prelude::*;
-/// # use impetus3d::prelude::*;
-/// # let mut world = World::new();
-/// // A body with no collider that moves like a 1 m cube of density 1 kg/m³.
-/// world.spawn((
-///     RigidBody::Dynamic,
-///     MassPropertiesBundle::from_shape(&Cuboid::from_length(1.0), 1.0),
-/// ));
-/// ```
-#[derive(Bundle, Clone, Copy, Debug, PartialEq)]
-pub struct MassPropertiesBundle {
-    /// The shape's mass.
-    pub mass: Mass,
-    /// The shape's inertia about its centre of mass.
-    pub angular_inertia: AngularInertia,
-    /// The shape's centre of mass in its own frame.
-    pub center_of_mass: CenterOfMass,
-}
-
-impl MassPropertiesBundle {
-    /// The mass properties of `shape` (a [`Collider`](crate::collision::Collider) or a Bevy
-    /// primitive) filled with `density` kg/m³. A shape with no volume (a segment, a triangle,
-    /// an invalid collider) or a density ≤ 0 gives a zero [`Mass`], which the engine rejects
-    /// with a warning, using the body's colliders (or its 1 kg fallback) instead.
-    pub fn from_shape(shape: &impl crate::collision::IntoCollider, density: Scalar) -> Self {
-        let collider = shape.collider();
-        let props = if collider.validate().is_none() && density > 0.0 && density.is_finite() {
-            collider.shape().mass_properties(density)
-        } else {
-            MassProperties::default()
-        };
-        Self {
-            mass: Mass(props.mass()),
-            angular_inertia: AngularInertia::new_with_local_frame(
-                props.inv_principal_inertia.map(inverse_or_zero),
-                props.principal_inertia_local_frame,
-            ),
-            center_of_mass: CenterOfMass(props.local_com),
-        }
     }
 }
 

@@ -14,9 +14,7 @@ pub mod sync;
 
 pub use creation::{CreationCounter, CreationOrder};
 pub use forces::{Forces, ForcesItem, ForcesReadOnly, ForcesReadOnlyItem};
-pub use mass::{
-    AngularInertia, CenterOfMass, ColliderDensity, ComputedMass, Mass, MassPropertiesBundle,
-};
+pub use mass::{AngularInertia, CenterOfMass, ColliderDensity, ComputedMass, Mass};
 
 use bevy::ecs::lifecycle::HookContext;
 use bevy::ecs::world::DeferredWorld;

@@ -14,8 +14,9 @@ use bevy::ecs::world::DeferredWorld;
 use bevy::prelude::*;
 use parry3d::mass_properties::MassProperties;
 
+use super::IntoCollider;
 use super::collider::{Collider, ColliderOf};
-use crate::body::mass::MassOverrides;
+use crate::body::mass::{MassOverrides, inverse_or_zero};
 use crate::body::{AngularInertia, CenterOfMass, ColliderDensity, ComputedMass, Mass, RigidBody};
 use crate::math::Scalar;
 use crate::validation::non_negative;
@@ -120,6 +121,53 @@ pub(crate) fn update_mass_properties(
     }
     dirty.clear();
     ownership.dirty_bodies = dirty;
+}
+
+/// The mass, inertia and centre of mass of a shape of a given density, to give a body without
+/// colliders (or with colliders that should not decide its mass) the mass properties of a
+/// shape.
+///
+/// ```
+/// # use bevy::prelude::*;
+/// # use impetus3d::prelude::*;
+/// # let mut world = World::new();
+/// // A body with no collider that moves like a 1 m cube of density 1 kg/m³.
+/// world.spawn((
+///     RigidBody::Dynamic,
+///     MassPropertiesBundle::from_shape(&Cuboid::from_length(1.0), 1.0),
+/// ));
+/// ```
+#[derive(Bundle, Clone, Copy, Debug, PartialEq)]
+pub struct MassPropertiesBundle {
+    /// The shape's mass.
+    pub mass: Mass,
+    /// The shape's inertia about its centre of mass.
+    pub angular_inertia: AngularInertia,
+    /// The shape's centre of mass in its own frame.
+    pub center_of_mass: CenterOfMass,
+}
+
+impl MassPropertiesBundle {
+    /// The mass properties of `shape` (a [`Collider`] or a Bevy
+    /// primitive) filled with `density` kg/m³. A shape with no volume (a segment, a triangle,
+    /// an invalid collider) or a density ≤ 0 gives a zero [`Mass`], which the engine rejects
+    /// with a warning, using the body's colliders (or its 1 kg fallback) instead.
+    pub fn from_shape(shape: &impl IntoCollider, density: Scalar) -> Self {
+        let collider = shape.collider();
+        let props = if collider.validate().is_none() && density > 0.0 && density.is_finite() {
+            collider.shape().mass_properties(density)
+        } else {
+            MassProperties::default()
+        };
+        Self {
+            mass: Mass(props.mass()),
+            angular_inertia: AngularInertia::new_with_local_frame(
+                props.inv_principal_inertia.map(inverse_or_zero),
+                props.principal_inertia_local_frame,
+            ),
+            center_of_mass: CenterOfMass(props.local_com),
+        }
+    }
 }
 
 /// A body's mass overrides, as the prepare stage reads them.

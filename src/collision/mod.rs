@@ -29,6 +29,7 @@ pub use contacts::{
 };
 pub use events::{CollidingEntities, CollisionEventsEnabled, ContactForce, ContactForceThreshold};
 pub use hooks::{ActiveCollisionHooks, CollisionHooks, CollisionHooksPlugin, ContactPairMut};
+pub use mass_properties::MassPropertiesBundle;
 #[cfg(feature = "collider-from-mesh")]
 pub use mesh::{
     ColliderConstructor, ColliderConstructorHierarchy, ColliderConstructorHierarchyConfig,
