@@ -375,35 +375,78 @@ fn slider_friction_holds_a_smaller_force_and_yields_to_a_larger_one() {
     }
 }
 
+// A motor with friction: each at its force limit, the difference drives the joint; a motor
+// stronger than the friction then holds its target speed exactly, a weaker one stalls (the
+// friction row takes back its push in full). With the default 4 passes per substep and with
+// one (what a joint with a body on a contact gets): solved before and after the friction,
+// the motor reaches that split in a single pass too. Round-off only, 1e-3 relative as in the
+// motor tests, 1e-5 for standing still.
+
 #[test]
-fn a_motor_works_against_the_friction() {
+fn a_hinge_motor_works_against_the_friction() {
     let (friction, target) = (40.0, 2.0);
-    // A motor of 100 N·m spins up at (100 − 40) / I, then holds its speed; one of 30 N·m
-    // stalls.
-    for max_torque in [100.0, 30.0] {
+    for (passes, max_torque) in [(4, 100.0), (1, 100.0), (4, 30.0), (1, 30.0)] {
         let (mut app, wheel, _) = wheel(|j| {
             j.with_friction(friction)
                 .with_motor(JointMotor::velocity(target).with_max_force(max_torque))
         });
+        app.insert_resource(XpbdIterations(passes));
         step(&mut app, 32);
         let t = 32.0 * DT;
         let w = angular_velocity(&app, wheel).z;
         let expected = (max_torque - friction).max(0.0) * t / WHEEL_INERTIA;
-        println!("motor {max_torque} N·m against friction {friction} N·m: ω({t} s) = {w:.6}");
+        let what = format!("motor {max_torque} N·m, friction {friction} N·m, {passes} passes");
+        println!("{what}: ω({t} s) = {w:.6}");
         if max_torque < friction {
-            assert!(w.abs() <= 1e-5, "a stalled motor turns at {w} rad/s");
+            assert!(
+                w.abs() <= 1e-5,
+                "{what}: a stalled motor turns at {w} rad/s"
+            );
             continue;
         }
         assert!(
             (w / expected - 1.0).abs() <= 1e-3,
-            "ω = {w} rad/s, (τ − T) t / I = {expected}"
+            "{what}: ω = {w} rad/s, (τ − T) t / I = {expected}"
         );
         // (τ − T) / I = 1.15 rad/s², so 2 rad/s is reached by 1.8 s.
         step(&mut app, 128);
         let w = angular_velocity(&app, wheel).z;
         assert!(
             (w - target).abs() <= 1e-3 * target,
-            "ω = {w}, target {target}"
+            "{what}: ω = {w}, target {target}"
+        );
+    }
+}
+
+#[test]
+fn a_slider_motor_works_against_the_friction() {
+    let (friction, target) = (20.0, 1.0);
+    for (passes, max_force) in [(4, 50.0), (1, 50.0), (4, 15.0), (1, 15.0)] {
+        let (mut app, body) = slider(|j| {
+            j.with_friction(friction)
+                .with_motor(JointMotor::velocity(target).with_max_force(max_force))
+        });
+        app.insert_resource(XpbdIterations(passes));
+        step(&mut app, 16);
+        let t = 16.0 * DT;
+        let v = velocity(&app, body).x;
+        let expected = (max_force - friction).max(0.0) * t / 10.0;
+        let what = format!("motor {max_force} N, friction {friction} N, {passes} passes");
+        println!("{what}: v({t} s) = {v:.6}");
+        if max_force < friction {
+            assert!(v.abs() <= 1e-5, "{what}: a stalled motor slides at {v} m/s");
+            continue;
+        }
+        assert!(
+            (v / expected - 1.0).abs() <= 1e-3,
+            "{what}: v = {v} m/s, (F − f) t / m = {expected}"
+        );
+        // (F − f) / m = 3 m/s², so 1 m/s is reached by 0.33 s.
+        step(&mut app, 64);
+        let v = velocity(&app, body).x;
+        assert!(
+            (v - target).abs() <= 1e-3 * target,
+            "{what}: v = {v}, target {target}"
         );
     }
 }

@@ -13,8 +13,8 @@
 //! towards a rest value from both sides, given as a frequency and damping ratio (relative to
 //! the joint's effective mass, as Box2D and Jolt do) or as a physical stiffness and damping;
 //! joint friction resists motion along the free coordinate with a limited force or torque.
-//! Both are XPBD rows, solved after the joint's limits and before its motor, so that a motor
-//! works against the friction ([`JointSpring`] says how a spring is solved).
+//! Both are XPBD rows, solved after the joint's limits; a motor works against the friction
+//! ([`JointSpring`] says how a spring is solved).
 //!
 //! [`D6Joint`] is different: it is built on velocity rows ([`rows`](crate::solver::rows)) and
 //! solved with the contacts, not with XPBD; it shares only the collision filtering below.

@@ -102,7 +102,8 @@ impl PrismaticJoint {
 
     /// Adds a motor driving the slider's speed or position; its force is in newtons. Together
     /// with [friction](Self::with_friction), the motor must overcome the friction force: one
-    /// with less force than the friction stalls.
+    /// with less force than the friction stalls, one with more drives the slider with the
+    /// difference of the two until it reaches its target.
     pub fn with_motor(mut self, motor: JointMotor) -> Self {
         self.motor = Some(motor);
         self
@@ -181,6 +182,39 @@ impl PrismaticJoint {
         let before = (anchor(b2) - anchor(b1)).dot(b1.pre_xpbd_rotation() * self.free_axis);
         let speed = (b2.velocity_at(anchors.r2) - b1.velocity_at(anchors.r1)).dot(axis);
         (anchors, position, position - before + speed * h)
+    }
+
+    /// One pass of the motor, along `axis` (body 1's free axis at the start of the pass).
+    fn drive(
+        &mut self,
+        solve: &mut JointSolve,
+        (b1, b2): (&mut JointBody, &mut JointBody),
+        axis: Vector,
+        motor: JointMotor,
+    ) {
+        let dt = solve.h;
+        let anchors = Anchors::new(b1, b2);
+        let position = (anchors.p2 - anchors.p1).dot(axis);
+        let (excess, compliance) = match motor.target {
+            MotorTarget::Position { target, compliance } => (position - target, compliance),
+            MotorTarget::Velocity(speed) => {
+                // Slid so far this substep, against what the target speed asks for.
+                let anchor = |b: &JointBody| b.pre_xpbd_center() + b.pre_xpbd_rotation() * b.arm();
+                let before = (anchor(b2) - anchor(b1)).dot(b1.pre_xpbd_rotation() * self.free_axis);
+                let speed_now = (b2.velocity_at(anchors.r2) - b1.velocity_at(anchors.r1)).dot(axis);
+                (position - before - (speed - speed_now) * dt, 0.0)
+            }
+        };
+        let max = motor.max_force * dt * dt;
+        solve.position_clamped(
+            b1,
+            b2,
+            &anchors,
+            -excess * axis,
+            &mut self.motor_lagrange,
+            compliance,
+            max,
+        );
     }
 
     /// The spring and friction rows along body 1's axis.
@@ -271,7 +305,6 @@ impl XpbdJoint for PrismaticJoint {
         if self.base.is_broken() {
             return;
         }
-        let dt = step.h;
         let mut solve = JointSolve::new(step, cache);
         let compliance = self.base.compliance;
         let relative = self.relative_rotation.unwrap_or_default();
@@ -310,36 +343,16 @@ impl XpbdJoint for PrismaticJoint {
                 Scalar::INFINITY,
             );
         }
+        // With friction, the motor is solved both before and after it (sharing its multiplier),
+        // so that even a single pass splits the load between them as the passes converge to.
+        if let (Some(motor), Some(_)) = (self.motor, self.friction) {
+            self.drive(&mut solve, (&mut b1, &mut b2), axis, motor);
+        }
         if self.spring.is_some() || self.friction.is_some() {
             self.spring_and_friction(&mut solve, (&mut b1, &mut b2));
         }
-        // The motor goes after the friction, so that it works against it.
         if let Some(motor) = self.motor {
-            let anchors = Anchors::new(&b1, &b2);
-            let position = (anchors.p2 - anchors.p1).dot(axis);
-            let (excess, compliance) = match motor.target {
-                MotorTarget::Position { target, compliance } => (position - target, compliance),
-                MotorTarget::Velocity(speed) => {
-                    // Slid so far this substep, against what the target speed asks for.
-                    let anchor =
-                        |b: &JointBody| b.pre_xpbd_center() + b.pre_xpbd_rotation() * b.arm();
-                    let before =
-                        (anchor(&b2) - anchor(&b1)).dot(b1.pre_xpbd_rotation() * self.free_axis);
-                    let speed_now =
-                        (b2.velocity_at(anchors.r2) - b1.velocity_at(anchors.r1)).dot(axis);
-                    (position - before - (speed - speed_now) * dt, 0.0)
-                }
-            };
-            let max = motor.max_force * dt * dt;
-            solve.position_clamped(
-                &mut b1,
-                &mut b2,
-                &anchors,
-                -excess * axis,
-                &mut self.motor_lagrange,
-                compliance,
-                max,
-            );
+            self.drive(&mut solve, (&mut b1, &mut b2), axis, motor);
         }
         solve.finish(&mut self.base, &mut b1, &mut b2);
     }

@@ -110,7 +110,8 @@ impl RevoluteJoint {
     /// A position motor turns the short way to its target angle (the difference is taken
     /// modulo a turn), unlike a [spring](Self::with_spring), which winds and unwinds like a
     /// torsion spring. Together with [friction](Self::with_friction), the motor must
-    /// overcome the friction torque: one with less torque than the friction stalls.
+    /// overcome the friction torque: one with less torque than the friction stalls, one with
+    /// more drives the hinge with the difference of the two until it reaches its target.
     pub fn with_motor(mut self, motor: JointMotor) -> Self {
         self.motor = Some(motor);
         self
@@ -210,6 +211,50 @@ impl RevoluteJoint {
             b1.rotation() * self.aligned_axis,
         );
         unwrap_near(start, wrapped)
+    }
+
+    /// One pass of the motor.
+    fn drive(
+        &mut self,
+        solve: &mut JointSolve,
+        (b1, b2): (&mut JointBody, &mut JointBody),
+        reference: Vector,
+        motor: JointMotor,
+    ) {
+        let dt = solve.h;
+        let a1 = b1.rotation() * self.aligned_axis;
+        let angle = signed_angle(b1.rotation() * reference, b2.rotation() * reference, a1);
+        let (excess, compliance) = match motor.target {
+            MotorTarget::Position { target, compliance } => {
+                (wrap_angle(angle - target), compliance)
+            }
+            MotorTarget::Velocity(speed) => {
+                // Turned so far this substep, against what the target speed asks for.
+                let before = (
+                    b1.pre_xpbd_rotation() * reference,
+                    b2.pre_xpbd_rotation() * reference,
+                );
+                let angle_before = signed_angle(
+                    before.0,
+                    before.1,
+                    b1.pre_xpbd_rotation() * self.aligned_axis,
+                );
+                let speed_now = (b2.angular_velocity() - b1.angular_velocity()).dot(a1);
+                (
+                    wrap_angle(angle - angle_before) - (speed - speed_now) * dt,
+                    0.0,
+                )
+            }
+        };
+        let max = motor.max_force * dt * dt;
+        solve.angle_clamped(
+            b1,
+            b2,
+            -excess * a1,
+            &mut self.motor_lagrange,
+            compliance,
+            max,
+        );
     }
 
     /// The spring and friction rows, about body 1's axis. The turn since the start of the
@@ -326,7 +371,6 @@ impl XpbdJoint for RevoluteJoint {
         if self.base.is_broken() {
             return;
         }
-        let dt = step.h;
         let reference = self.aligned_axis.any_orthonormal_vector();
         let start = self.start_angle(&b1, &b2, reference, cache);
         let mut solve = JointSolve::new(step, cache);
@@ -359,46 +403,18 @@ impl XpbdJoint for RevoluteJoint {
             }
         }
         solve.point(&mut b1, &mut b2, &mut self.position_lagrange, compliance);
+        // With friction, the motor is solved both before and after it (sharing its multiplier),
+        // so that even a single pass splits the load between them as the passes converge to.
+        if let (Some(motor), Some(_)) = (self.motor, self.friction) {
+            self.drive(&mut solve, (&mut b1, &mut b2), reference, motor);
+        }
         if self.spring.is_some() || self.friction.is_some() {
             self.spring_and_friction(&mut solve, (&mut b1, &mut b2), reference, start);
         }
-        // The motor goes last (after the friction, so that it works against it), so no other part of this pass turns the hinge after it.
+        // The motor goes last, so no other part of this pass turns the hinge after it.
         if let Some(motor) = self.motor {
-            let a1 = b1.rotation() * self.aligned_axis;
-            let angle = signed_angle(b1.rotation() * reference, b2.rotation() * reference, a1);
-            let (excess, compliance) = match motor.target {
-                MotorTarget::Position { target, compliance } => {
-                    (wrap_angle(angle - target), compliance)
-                }
-                MotorTarget::Velocity(speed) => {
-                    // Turned so far this substep, against what the target speed asks for.
-                    let before = (
-                        b1.pre_xpbd_rotation() * reference,
-                        b2.pre_xpbd_rotation() * reference,
-                    );
-                    let angle_before = signed_angle(
-                        before.0,
-                        before.1,
-                        b1.pre_xpbd_rotation() * self.aligned_axis,
-                    );
-                    let speed_now = (b2.angular_velocity() - b1.angular_velocity()).dot(a1);
-                    (
-                        wrap_angle(angle - angle_before) - (speed - speed_now) * dt,
-                        0.0,
-                    )
-                }
-            };
-            let max = motor.max_force * dt * dt;
-            solve.angle_clamped(
-                &mut b1,
-                &mut b2,
-                -excess * a1,
-                &mut self.motor_lagrange,
-                compliance,
-                max,
-            );
+            self.drive(&mut solve, (&mut b1, &mut b2), reference, motor);
         }
-
         solve.finish(&mut self.base, &mut b1, &mut b2);
     }
 }

@@ -11,11 +11,15 @@
 //! kept within `±F h²`. Below that force the joint holds still; above it the friction force is
 //! `F` against the motion.
 //!
-//! A joint's motor is solved after its friction, in the same passes, each with its own
-//! clamped multiplier: the two settle where the friction is at its limit and the motor holds
-//! its target (a motor strong enough for the load and the friction), or the motor is at its
-//! limit and the friction holds the joint still (a weaker one stalls), or both are at their
-//! limits and the difference of the two forces drives the joint.
+//! A joint with both friction and a motor solves its motor before and after the friction in
+//! every pass, each with its own clamped multiplier (the motor's shared by its two solves).
+//! They settle where the friction is at its limit and the motor holds its target (a motor
+//! strong enough for the load and the friction), or the motor is at its limit and the
+//! friction holds the joint still (a weaker one stalls), or both are at their limits and the
+//! difference of the two forces drives the joint; the motor's second solve makes a single
+//! pass (as a joint with a body on a contact gets) reach that split too, where a motor solved
+//! only after the friction would creep on by a substep's push in every substep, and one
+//! solved only before it would fall short of its target speed.
 //!
 //! - M. Macklin, M. Müller, N. Chentanez, *XPBD: Position-Based Simulation of Compliant
 //!   Constrained Dynamics*, Motion in Games 2016.
