@@ -305,7 +305,8 @@ pub mod prelude {
     pub use crate::snapshot::{PhysicsSnapshot, physics_checksum};
     pub use crate::solver::joints::{
         D6Axis, D6Drive, D6Joint, D6Limit, D6Motion, DistanceJoint, FixedJoint, Joint, JointBroken,
-        JointMotor, MotorTarget, PrismaticJoint, RevoluteJoint, SphericalJoint,
+        JointMotor, JointSpring, MotorTarget, PrismaticJoint, RevoluteJoint, SphericalJoint,
+        SpringCoefficients,
     };
     pub use crate::solver::rows::{
         ConstraintRow, RowMode, RowSink, RowSoftness, VelocityConstraint, solve_velocity_constraint,

@@ -107,7 +107,7 @@ use crate::settings::{Gravity, SolverConfig};
 use crate::sleeping::{SleepEventsEnabled, SleepThreshold};
 use crate::solver::joints::{
     D6Axis, D6Drive, D6Joint, D6Limit, D6Motion, DistanceJoint, FixedJoint, JointBase, JointMotor,
-    MotorTarget, PrismaticJoint, RevoluteJoint, SphericalJoint,
+    JointSpring, MotorTarget, PrismaticJoint, RevoluteJoint, SphericalJoint, SpringCoefficients,
 };
 use crate::solver::rows::{VelocityConstraintCaches, VelocityRows};
 use crate::solver::xpbd::{ConstraintDisabled, XpbdIterations};
@@ -176,6 +176,8 @@ impl Plugin for ReflectionPlugin {
             .register_type::<JointBase>()
             .register_type::<JointMotor>()
             .register_type::<MotorTarget>()
+            .register_type::<JointSpring>()
+            .register_type::<SpringCoefficients>()
             .register_type::<FixedJoint>()
             .register_type::<DistanceJoint>()
             .register_type::<SphericalJoint>()

@@ -88,7 +88,7 @@
 //! Per joint ([`FixedJoint`], [`DistanceJoint`], [`SphericalJoint`], [`RevoluteJoint`],
 //! [`PrismaticJoint`], [`D6Joint`]): the whole component, which holds the joint's solver state
 //! (broken flag, the force and torque read back, the rest length a distance joint adopts at
-//! its first step, a D6 joint's row impulses), and whether it has [`ConstraintDisabled`]. The
+//! its first step, a revolute joint's angle counting whole turns, a D6 joint's row impulses), and whether it has [`ConstraintDisabled`]. The
 //! joint's parameters (anchors, limits, motors) are restored with it, since they share the
 //! component. (XPBD Lagrange multipliers are reset every substep, so none carry over.)
 //!

@@ -64,6 +64,8 @@ mod joints_pendulum;
 mod joints_sleeping;
 #[path = "joints_solver.rs"]
 mod joints_solver;
+#[path = "joints_springs.rs"]
+mod joints_springs;
 #[path = "kinematic.rs"]
 mod kinematic;
 #[path = "layering.rs"]

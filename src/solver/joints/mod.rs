@@ -1,13 +1,20 @@
 //! Joints: XPBD constraints between two bodies, each a component on its own entity.
 //!
-//! | joint | removes | limits | motor |
-//! | --- | --- | --- | --- |
-//! | [`FixedJoint`] | all relative motion | – | – |
-//! | [`DistanceJoint`] | distance between anchors | min/max distance | – |
-//! | [`SphericalJoint`] | anchor separation | swing and twist angles | – |
-//! | [`RevoluteJoint`] | all but rotation about one axis | angle | speed or angle |
-//! | [`PrismaticJoint`] | all but translation along one axis | distance | speed or position |
-//! | [`D6Joint`] | any of six axes (locked, limited or free) | per axis, swing cone, soft, bouncy | spring–damper drive per axis |
+//! | joint | removes | limits | motor | spring, friction |
+//! | --- | --- | --- | --- | --- |
+//! | [`FixedJoint`] | all relative motion | – | – | – |
+//! | [`DistanceJoint`] | distance between anchors | min/max distance | – | spring |
+//! | [`SphericalJoint`] | anchor separation | swing and twist angles | – | – |
+//! | [`RevoluteJoint`] | all but rotation about one axis | angle (several turns) | speed or angle | both |
+//! | [`PrismaticJoint`] | all but translation along one axis | distance | speed or position | both |
+//! | [`D6Joint`] | any of six axes (locked, limited or free) | per axis, swing cone, soft, bouncy | spring–damper drive per axis | drive |
+//!
+//! A [`JointSpring`] pulls a joint's free coordinate (length, hinge angle, slider position)
+//! towards a rest value from both sides, given as a frequency and damping ratio (relative to
+//! the joint's effective mass, as Box2D and Jolt do) or as a physical stiffness and damping;
+//! joint friction resists motion along the free coordinate with a limited force or torque.
+//! Both are XPBD rows, solved after the joint's limits; a motor works against the friction
+//! ([`JointSpring`] says how a spring is solved).
 //!
 //! [`D6Joint`] is different: it is built on velocity rows ([`rows`](crate::solver::rows)) and
 //! solved with the contacts, not with XPBD; it shares only the collision filtering below.
@@ -124,6 +131,7 @@ mod prepared;
 mod prismatic;
 mod revolute;
 mod spherical;
+mod spring;
 
 pub use d6::{D6Axis, D6Drive, D6Joint, D6Limit, D6Motion};
 pub use distance::DistanceJoint;
@@ -131,6 +139,7 @@ pub use fixed::FixedJoint;
 pub use prismatic::PrismaticJoint;
 pub use revolute::RevoluteJoint;
 pub use spherical::SphericalJoint;
+pub use spring::{JointSpring, SpringCoefficients};
 
 use bevy::ecs::component::Mutable;
 use bevy::ecs::entity::{EntityMapper, MapEntities};
@@ -658,11 +667,15 @@ impl Block {
 
 /// What a joint keeps between the passes of one substep: the inverses of its 3×3 blocks
 /// (`(K + α̃ I)⁻¹` of the point and the orientation constraint), built on the first pass from
-/// the arms of that moment. Cleared at the start of every substep.
+/// the arms of that moment, and a hinge's starting angle. Cleared at the start of every
+/// substep.
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct JointCache {
     pub point: Block,
     pub orientation: Block,
+    /// A hinge's angle, counting whole turns, at its bodies' poses before this substep's XPBD
+    /// sets: taken on the substep's first pass (see [`RevoluteJoint::angle`]).
+    pub start_angle: Option<Scalar>,
 }
 
 /// The substep length `h` and `1 / h²`, computed once per substep.
