@@ -139,16 +139,16 @@ fn chains(kind: JointKind) -> App {
             let (a1, a2) = (Vec3::new(0.0, -0.5, 0.0), Vec3::new(0.0, 0.5, 0.0));
             let d6 = || {
                 D6Joint::new(previous, link)
-                    .with_local_anchor_1(a1)
-                    .with_local_anchor_2(a2)
+                    .with_local_anchor1(a1)
+                    .with_local_anchor2(a2)
             };
             let world = app.world_mut();
             match kind {
                 JointKind::Spherical => {
                     world.spawn(
                         SphericalJoint::new(previous, link)
-                            .with_local_anchor_1(a1)
-                            .with_local_anchor_2(a2),
+                            .with_local_anchor1(a1)
+                            .with_local_anchor2(a2),
                     );
                 }
                 JointKind::D6Ball => {

@@ -52,8 +52,8 @@ fn main() {
             .world_mut()
             .spawn(
                 SphericalJoint::new(previous, link)
-                    .with_local_anchor_1(Vec3::new(half, 0.0, 0.0))
-                    .with_local_anchor_2(Vec3::new(-half, 0.0, 0.0)),
+                    .with_local_anchor1(Vec3::new(half, 0.0, 0.0))
+                    .with_local_anchor2(Vec3::new(-half, 0.0, 0.0)),
             )
             .id();
         links.push(link);

@@ -94,9 +94,9 @@ fn setup(
     ];
     let hinge = |e1: Entity, e2: Entity, a1: Vec3, a2: Vec3| {
         RevoluteJoint::new(e1, e2)
-            .with_aligned_axis(Vec3::Z)
-            .with_local_anchor_1(a1)
-            .with_local_anchor_2(a2)
+            .with_hinge_axis(Vec3::Z)
+            .with_local_anchor1(a1)
+            .with_local_anchor2(a2)
     };
     let mut previous = None;
     for i in 0..PLANKS {

@@ -277,8 +277,8 @@ fn spawn_gantry(
         .id();
     commands.spawn(
         SphericalJoint::new(beam, pendulum)
-            .with_local_anchor_1(under_beam(pivot.x))
-            .with_local_anchor_2(arm),
+            .with_local_anchor1(under_beam(pivot.x))
+            .with_local_anchor2(arm),
     );
 
     // The chain: two balls, 1.2 m apart, let go at 35° to the right.
@@ -299,7 +299,7 @@ fn spawn_gantry(
             .id();
         commands.spawn(
             DistanceJoint::new(previous.0, body)
-                .with_local_anchor_1(previous.1)
+                .with_local_anchor1(previous.1)
                 .with_rest_length(link),
         );
         previous = (body, Vec3::ZERO);

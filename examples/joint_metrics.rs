@@ -58,8 +58,8 @@ fn grid(n: usize) -> (App, Vec<Spec>) {
             let mut join = |other: Entity, anchor: Vec3| {
                 app.world_mut().spawn(
                     SphericalJoint::new(here, other)
-                        .with_local_anchor_1(anchor)
-                        .with_local_anchor_2(-anchor),
+                        .with_local_anchor1(anchor)
+                        .with_local_anchor2(-anchor),
                 );
                 joints.push((here, other, anchor, -anchor));
             };
@@ -94,8 +94,8 @@ fn chain(links: usize) -> (App, Vec<Spec>) {
             .id();
         app.world_mut().spawn(
             SphericalJoint::new(previous, link)
-                .with_local_anchor_1(a1)
-                .with_local_anchor_2(a2),
+                .with_local_anchor1(a1)
+                .with_local_anchor2(a2),
         );
         joints.push((previous, link, a1, a2));
         previous = link;
@@ -183,8 +183,8 @@ fn chains(user: bool) -> (App, Vec<Spec>) {
             } else {
                 world.spawn(
                     SphericalJoint::new(previous, link)
-                        .with_local_anchor_1(a1)
-                        .with_local_anchor_2(a2),
+                        .with_local_anchor1(a1)
+                        .with_local_anchor2(a2),
                 );
             }
             joints.push((previous, link, a1, a2));

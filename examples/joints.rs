@@ -76,8 +76,8 @@ fn main() {
     let fixed = spawn(
         &mut app,
         FixedJoint::new(base, beam)
-            .with_local_anchor_1(Vec3::new(0.2, 0.0, 0.0))
-            .with_local_anchor_2(Vec3::new(-1.0, 0.0, 0.0)),
+            .with_local_anchor1(Vec3::new(0.2, 0.0, 0.0))
+            .with_local_anchor2(Vec3::new(-1.0, 0.0, 0.0)),
     );
 
     // Distance: a ball of radius 0.2 on a 2 m rod from the block's centre, released at 45°.
@@ -113,8 +113,8 @@ fn main() {
     let spherical = spawn(
         &mut app,
         SphericalJoint::new(socket, rod)
-            .with_local_anchor_1(Vec3::new(0.0, -0.2, 0.0))
-            .with_local_anchor_2(Vec3::new(0.0, 0.5, 0.0))
+            .with_local_anchor1(Vec3::new(0.0, -0.2, 0.0))
+            .with_local_anchor2(Vec3::new(0.0, 0.5, 0.0))
             .with_swing_limits(0.0, 30f32.to_radians())
             .with_twist_limits(-20f32.to_radians(), 20f32.to_radians()),
     );
@@ -132,10 +132,10 @@ fn main() {
     let revolute = spawn(
         &mut app,
         RevoluteJoint::new(hinge, arm)
-            .with_aligned_axis(Vec3::Z)
-            .with_local_anchor_1(Vec3::new(0.2, 0.0, 0.0))
-            .with_local_anchor_2(Vec3::new(-0.5, 0.0, 0.0))
-            .with_motor(JointMotor::velocity(1.0).with_max_force(800.0)),
+            .with_hinge_axis(Vec3::Z)
+            .with_local_anchor1(Vec3::new(0.2, 0.0, 0.0))
+            .with_local_anchor2(Vec3::new(-0.5, 0.0, 0.0))
+            .with_motor(JointMotor::velocity(1.0, 800.0)),
     );
 
     // Prismatic: a 0.3 m cube sliding along a rail tilted 30° down, between 0 and 2 m.
@@ -153,7 +153,7 @@ fn main() {
     let prismatic = spawn(
         &mut app,
         PrismaticJoint::new(rail, slider)
-            .with_free_axis(axis)
+            .with_slider_axis(axis)
             .with_limits(0.0, 2.0),
     );
 

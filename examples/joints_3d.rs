@@ -119,8 +119,8 @@ fn setup(
     );
     commands.spawn(
         FixedJoint::new(posts[0], beam)
-            .with_local_anchor_1(Vec3::new(0.25, TOP / 2.0 - 0.5, 0.0))
-            .with_local_anchor_2(Vec3::new(-1.25, 0.0, 0.0)),
+            .with_local_anchor1(Vec3::new(0.25, TOP / 2.0 - 0.5, 0.0))
+            .with_local_anchor2(Vec3::new(-1.25, 0.0, 0.0)),
     );
 
     // Distance: a ball 2.5 m from the post's top, released at 60°.
@@ -136,7 +136,7 @@ fn setup(
     );
     commands.spawn(
         DistanceJoint::new(posts[1], ball)
-            .with_local_anchor_1(Vec3::new(0.0, TOP / 2.0 + 0.2, 0.0))
+            .with_local_anchor1(Vec3::new(0.0, TOP / 2.0 + 0.2, 0.0))
             .with_rest_length(2.5),
     );
 
@@ -157,8 +157,8 @@ fn setup(
         .id();
     commands.spawn(
         SphericalJoint::new(posts[2], rod)
-            .with_local_anchor_1(Vec3::new(0.45, TOP / 2.0 - 0.2, 0.0))
-            .with_local_anchor_2(Vec3::new(0.0, 1.0, 0.0))
+            .with_local_anchor1(Vec3::new(0.45, TOP / 2.0 - 0.2, 0.0))
+            .with_local_anchor2(Vec3::new(0.0, 1.0, 0.0))
             .with_swing_limits(0.0, 40f32.to_radians()),
     );
 
@@ -186,9 +186,9 @@ fn setup(
         .id();
     commands.spawn(
         RevoluteJoint::new(posts[3], paddle)
-            .with_aligned_axis(Vec3::Z)
-            .with_local_anchor_1(Vec3::new(0.0, TOP / 2.0 - 1.5, 0.6))
-            .with_motor(JointMotor::velocity(1.5).with_max_force(2000.0)),
+            .with_hinge_axis(Vec3::Z)
+            .with_local_anchor1(Vec3::new(0.0, TOP / 2.0 - 1.5, 0.6))
+            .with_motor(JointMotor::velocity(1.5, 2000.0)),
     );
 
     // Prismatic: a lift platform beside the post, sliding along Y, with a crate on it.
@@ -203,11 +203,11 @@ fn setup(
     commands.spawn((
         Lift,
         PrismaticJoint::new(posts[4], lift)
-            .with_free_axis(Vec3::Y)
-            .with_local_anchor_1(Vec3::new(1.1, 0.6 - TOP / 2.0, 0.0))
+            .with_slider_axis(Vec3::Y)
+            .with_local_anchor1(Vec3::new(1.1, 0.6 - TOP / 2.0, 0.0))
             .with_limits(0.0, LIFT_TRAVEL)
             // The platform and crate weigh about 730 kg (7.1 kN): room to spare to lift them.
-            .with_motor(JointMotor::velocity(LIFT_SPEED).with_max_force(20_000.0)),
+            .with_motor(JointMotor::velocity(LIFT_SPEED, 20_000.0)),
     ));
     body(
         &mut commands,
@@ -234,7 +234,7 @@ fn setup(
         .id();
     commands.spawn(
         D6Joint::new(posts[5], wheel)
-            .with_local_anchor_1(Vec3::new(0.0, TOP / 2.0 - 1.5, 0.6))
+            .with_local_anchor1(Vec3::new(0.0, TOP / 2.0 - 1.5, 0.6))
             .with_local_basis_1(axle)
             .with_local_basis_2(Quat::from_rotation_x(-FRAC_PI_2) * axle)
             .with_motion(D6Axis::Twist, D6Motion::Free)

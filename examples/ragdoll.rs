@@ -47,8 +47,8 @@ const JOINT_DAMPING: f32 = 2.0;
 fn joint(e1: Entity, p1: Vec3, e2: Entity, p2: Vec3, at: Vec3, twist: Quat) -> D6Joint {
     let friction = D6Drive::new(0.0, JOINT_DAMPING);
     D6Joint::new(e1, e2)
-        .with_local_anchor_1(at - p1)
-        .with_local_anchor_2(at - p2)
+        .with_local_anchor1(at - p1)
+        .with_local_anchor2(at - p2)
         .with_local_basis_1(twist)
         .with_local_basis_2(twist)
         .with_drive(D6Axis::Twist, friction)

@@ -74,7 +74,7 @@ fn main() {
             .id();
         // Frame X is the axle (the chassis's X); Y is the suspension travel.
         let joint = D6Joint::new(chassis, wheel)
-            .with_local_anchor_1(mount)
+            .with_local_anchor1(mount)
             .with_limit(D6Axis::Y, -0.25, 0.1)
             // 40 kN/m carries the car's 2 kN per wheel with 5 cm of sag; ζ ≈ 0.6.
             .with_drive(D6Axis::Y, D6Drive::new(40_000.0, 5_000.0))

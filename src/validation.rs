@@ -32,7 +32,7 @@
 //! | [`KinematicTarget`](crate::KinematicTarget) | any non-finite component, a zero-length rotation; on a body that is not kinematic | ignored (kept in the component): the body moves by its velocities; reported whenever the target or the body kind changes |
 //! | [`ContactForceThreshold`](crate::ContactForceThreshold) | NaN, negative | +∞ (no contact force events), written back |
 //! | a collider's offset from its body (the `Transform`s from the collider up to the body) | non-finite | the last valid offset (the body origin before the first) |
-//! | joint anchors ([`Joint::with_local_anchor_1`](crate::solver::joints::Joint::with_local_anchor_1), `_2`) | any non-finite component | the body origin, written back |
+//! | joint anchors ([`Joint::with_local_anchor1`](crate::solver::joints::Joint::with_local_anchor1), `_2`) | any non-finite component | the body origin, written back |
 //! | joint compliance ([`Joint::with_compliance`](crate::solver::joints::Joint::with_compliance)) | NaN, ±∞, negative | 0 (rigid), written back |
 //! | joint velocity damping ([`Joint::with_linear_velocity_damping`](crate::solver::joints::Joint::with_linear_velocity_damping), angular) | NaN, ±∞, negative | 0, written back |
 //! | joint break force ([`Joint::with_break_force`](crate::solver::joints::Joint::with_break_force)) | NaN, negative | none (the joint never breaks), written back |

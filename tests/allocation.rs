@@ -198,30 +198,30 @@ fn scene() -> App {
     chain(world, 0.0, &|world, a, b| {
         world.spawn(
             SphericalJoint::new(a, b)
-                .with_local_anchor_1(down)
-                .with_local_anchor_2(up),
+                .with_local_anchor1(down)
+                .with_local_anchor2(up),
         );
     });
     chain(world, 5.0, &|world, a, b| {
         world.spawn(
             RevoluteJoint::new(a, b)
-                .with_local_anchor_1(down)
-                .with_local_anchor_2(up)
+                .with_local_anchor1(down)
+                .with_local_anchor2(up)
                 .with_angle_limits(-1.0, 1.0),
         );
     });
     chain(world, 10.0, &|world, a, b| {
         world.spawn(
             FixedJoint::new(a, b)
-                .with_local_anchor_1(down)
-                .with_local_anchor_2(up),
+                .with_local_anchor1(down)
+                .with_local_anchor2(up),
         );
     });
     chain(world, 15.0, &|world, a, b| {
         world.spawn(
             D6Joint::new(a, b)
-                .with_local_anchor_1(down)
-                .with_local_anchor_2(up)
+                .with_local_anchor1(down)
+                .with_local_anchor2(up)
                 .with_motion(D6Axis::Twist, D6Motion::Free)
                 .with_swing_cone(0.5, 0.5),
         );
@@ -229,8 +229,8 @@ fn scene() -> App {
     chain(world, 20.0, &|world, a, b| {
         world.spawn(
             DistanceJoint::new(a, b)
-                .with_local_anchor_1(down)
-                .with_local_anchor_2(up),
+                .with_local_anchor1(down)
+                .with_local_anchor2(up),
         );
     });
     chain(world, 25.0, &|world, a, b| {

@@ -61,7 +61,7 @@ fn locked_axes_hold_under_load() {
         10.0,
         Vec3::new(1.0, 0.0, 0.0),
     );
-    let joint = D6Joint::new(wall, bar).with_local_anchor_2(Vec3::new(-1.0, 0.0, 0.0));
+    let joint = D6Joint::new(wall, bar).with_local_anchor2(Vec3::new(-1.0, 0.0, 0.0));
     spawn(&mut app, joint.clone());
     let (mut worst_gap, mut worst_angle) = (0.0f32, 0.0f32);
     for _ in 0..192 {
@@ -89,7 +89,7 @@ fn swing_cone_stops_a_heavy_bar() {
     );
     let limit = 30f32.to_radians();
     let joint = D6Joint::new(wall, bar)
-        .with_local_anchor_2(Vec3::new(-0.5, 0.0, 0.0))
+        .with_local_anchor2(Vec3::new(-0.5, 0.0, 0.0))
         .with_motion(D6Axis::Twist, D6Motion::Free)
         .with_swing_cone(limit, limit);
     spawn(&mut app, joint);
@@ -195,7 +195,7 @@ fn free_axis_swings_as_a_free_pendulum() {
         D6Joint::new(pivot, ball)
             .with_local_basis_1(along_z)
             .with_local_basis_2(Quat::from_rotation_z(theta0).inverse() * along_z)
-            .with_local_anchor_2(Vec3::new(0.0, length, 0.0))
+            .with_local_anchor2(Vec3::new(0.0, length, 0.0))
             .with_motion(D6Axis::Twist, D6Motion::Free),
     );
     let mut x = vec![position(&app, ball).x];

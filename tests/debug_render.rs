@@ -254,8 +254,8 @@ fn joints_draw_their_anchors_and_separation() {
     let joint = spawn(
         &mut app,
         DistanceJoint::new(a, b)
-            .with_local_anchor_1(Vec3::X)
-            .with_local_anchor_2(-Vec3::X)
+            .with_local_anchor1(Vec3::X)
+            .with_local_anchor2(-Vec3::X)
             .with_rest_length(1.0),
     );
     app.update();

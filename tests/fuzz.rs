@@ -148,9 +148,9 @@ fn spawn_body(
 fn spawn_joint(app: &mut App, rng: &mut Rng, a: Entity, b: Entity) {
     let (r1, r2) = (rng.vec(1.0), rng.vec(1.0));
     match rng.below(6) {
-        0 => spawn(app, FixedJoint::new(a, b).with_local_anchor_1(r1)),
-        1 => spawn(app, SphericalJoint::new(a, b).with_local_anchor_2(r2)),
-        2 => spawn(app, RevoluteJoint::new(a, b).with_local_anchor_1(r1)),
+        0 => spawn(app, FixedJoint::new(a, b).with_local_anchor1(r1)),
+        1 => spawn(app, SphericalJoint::new(a, b).with_local_anchor2(r2)),
+        2 => spawn(app, RevoluteJoint::new(a, b).with_local_anchor1(r1)),
         3 => spawn(
             app,
             PrismaticJoint::new(a, b).with_limits(-rng.range(0.0, 2.0), rng.range(0.0, 2.0)),
@@ -162,7 +162,7 @@ fn spawn_joint(app: &mut App, rng: &mut Rng, a: Entity, b: Entity) {
         _ => spawn(
             app,
             D6Joint::new(a, b)
-                .with_local_anchor_1(r1)
+                .with_local_anchor1(r1)
                 .with_swing_cone(rng.range(0.1, 1.5), rng.range(0.1, 1.5)),
         ),
     };

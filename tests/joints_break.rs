@@ -32,7 +32,7 @@ fn hanging<J: Joint>(app: &mut App, make: impl FnOnce(Entity, Entity) -> J) -> (
     );
     let joint = spawn(
         app,
-        make(anchor, ball).with_local_anchor_2(Vec3::new(0.0, 1.0, 0.0)),
+        make(anchor, ball).with_local_anchor2(Vec3::new(0.0, 1.0, 0.0)),
     );
     (ball, joint)
 }

@@ -174,16 +174,16 @@ fn forty_by_forty_joint_grid_holds_together() {
                 joints.push(spawn(
                     &mut app,
                     SphericalJoint::new(here, balls[row * N + column + 1])
-                        .with_local_anchor_1(Vec3::new(0.5, 0.0, 0.0))
-                        .with_local_anchor_2(Vec3::new(-0.5, 0.0, 0.0)),
+                        .with_local_anchor1(Vec3::new(0.5, 0.0, 0.0))
+                        .with_local_anchor2(Vec3::new(-0.5, 0.0, 0.0)),
                 ));
             }
             if row + 1 < N {
                 joints.push(spawn(
                     &mut app,
                     SphericalJoint::new(here, balls[(row + 1) * N + column])
-                        .with_local_anchor_1(Vec3::new(0.0, -0.5, 0.0))
-                        .with_local_anchor_2(Vec3::new(0.0, 0.5, 0.0)),
+                        .with_local_anchor1(Vec3::new(0.0, -0.5, 0.0))
+                        .with_local_anchor2(Vec3::new(0.0, 0.5, 0.0)),
                 ));
             }
         }

@@ -51,29 +51,29 @@ fn check_all_kinds(check: impl Fn(&str, (App, Entity, Entity))) {
         "fixed",
         overlapping(|a, b| {
             FixedJoint::new(a, b)
-                .with_local_anchor_1(half)
-                .with_local_anchor_2(-half)
+                .with_local_anchor1(half)
+                .with_local_anchor2(-half)
         }),
     );
     check(
         "spherical",
         overlapping(|a, b| {
             SphericalJoint::new(a, b)
-                .with_local_anchor_1(half)
-                .with_local_anchor_2(-half)
+                .with_local_anchor1(half)
+                .with_local_anchor2(-half)
         }),
     );
     check(
         "revolute",
         overlapping(|a, b| {
             RevoluteJoint::new(a, b)
-                .with_local_anchor_1(half)
-                .with_local_anchor_2(-half)
+                .with_local_anchor1(half)
+                .with_local_anchor2(-half)
         }),
     );
     check(
         "prismatic",
-        overlapping(|a, b| PrismaticJoint::new(a, b).with_free_axis(Vec3::X)),
+        overlapping(|a, b| PrismaticJoint::new(a, b).with_slider_axis(Vec3::X)),
     );
     check(
         "distance",

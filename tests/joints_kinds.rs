@@ -142,8 +142,8 @@ fn hinged_arm(
     let j = spawn(
         app,
         joint(anchor, arm)
-            .with_aligned_axis(Vec3::Z)
-            .with_local_anchor_2(Vec3::new(-0.5, 0.0, 0.0)),
+            .with_hinge_axis(Vec3::Z)
+            .with_local_anchor2(Vec3::new(-0.5, 0.0, 0.0)),
     );
     (arm, j)
 }
@@ -234,7 +234,7 @@ fn prismatic_allows_motion_only_along_its_axis() {
     );
     spawn(
         &mut app,
-        PrismaticJoint::new(anchor, slider).with_free_axis(Vec3::X),
+        PrismaticJoint::new(anchor, slider).with_slider_axis(Vec3::X),
     );
     // A 0.5 m cube of density 1000 (the body's mass is only computed on the first step).
     let m = 125.0;
@@ -304,7 +304,7 @@ fn push_slider(direction: f32) -> (Vec<f32>, f32) {
     let joint = spawn(
         &mut app,
         PrismaticJoint::new(anchor, slider)
-            .with_free_axis(Vec3::X)
+            .with_slider_axis(Vec3::X)
             .with_limits(-0.25, 0.5),
     );
     let xs = (0..128)
@@ -356,8 +356,8 @@ fn fixed_joint_holds_relative_pose_under_load() {
     let joint = spawn(
         &mut app,
         FixedJoint::new(anchor, beam)
-            .with_local_anchor_1(Vec3::new(0.1, 0.0, 0.0))
-            .with_local_anchor_2(Vec3::new(-1.0, 0.0, 0.0)),
+            .with_local_anchor1(Vec3::new(0.1, 0.0, 0.0))
+            .with_local_anchor2(Vec3::new(-1.0, 0.0, 0.0)),
     );
     let mut worst_offset: f32 = 0.0;
     let mut worst_turn: f32 = 0.0;
@@ -417,8 +417,8 @@ fn fixed_joint_holds_the_spawn_pose_of_a_moving_body() {
     spawn(
         &mut app,
         FixedJoint::new(anchor, beam)
-            .with_local_anchor_1(Vec3::new(0.1, 0.0, 0.0))
-            .with_local_anchor_2(Vec3::new(-1.0, 0.0, 0.0)),
+            .with_local_anchor1(Vec3::new(0.1, 0.0, 0.0))
+            .with_local_anchor2(Vec3::new(-1.0, 0.0, 0.0)),
     );
     step(&mut app, 64);
     let turn = angle_of(rotation(&app, beam));
@@ -491,7 +491,7 @@ fn hanging_rod(
     );
     spawn(
         app,
-        joint(anchor, rod).with_local_anchor_2(Vec3::new(0.0, 0.5, 0.0)),
+        joint(anchor, rod).with_local_anchor2(Vec3::new(0.0, 0.5, 0.0)),
     );
     rod
 }
@@ -640,8 +640,8 @@ fn revolute_velocity_motor_reaches_target_speed() {
     let joint = spawn(
         &mut app,
         RevoluteJoint::new(anchor, wheel)
-            .with_aligned_axis(Vec3::Z)
-            .with_motor(JointMotor::velocity(target).with_max_force(max_torque)),
+            .with_hinge_axis(Vec3::Z)
+            .with_motor(JointMotor::velocity(target, max_torque)),
     );
     let inertia = 0.4 * (1000.0 * 4.0 / 3.0 * std::f32::consts::PI * 0.125) * 0.25;
     // Torque-limited spin-up: ω = τ t / I until the target (t ≈ 1.05 s here).
@@ -679,6 +679,53 @@ fn revolute_velocity_motor_reaches_target_speed() {
     assert!(w.truncate().length() <= 1e-4, "ω off the hinge axis: {w}");
 }
 
+/// A motor that cannot reach its target says so: a wheel whose hinge is limited to ±0.1 rad
+/// while its motor asks for 2 rad/s pushes at its force limit from the moment it meets the
+/// limit, and after 2 s a warning names the joint, once. An identical wheel without the limit
+/// reaches its speed and is never named.
+#[test]
+fn a_motor_stalled_at_its_force_limit_is_reported_once() {
+    let ((stalled, free), warnings) = capture_warnings(|| {
+        let mut app = app();
+        no_gravity(&mut app);
+        let anchor = static_anchor(&mut app);
+        let mut wheel_joint = |x: f32, limited: bool| {
+            let wheel = spawn(
+                &mut app,
+                (
+                    RigidBody::Dynamic,
+                    Collider::sphere(0.5),
+                    Transform::from_xyz(x, 0.0, 0.0),
+                    SleepingDisabled,
+                ),
+            );
+            let joint = RevoluteJoint::new(anchor, wheel)
+                .with_local_anchor1(Vec3::X * x)
+                .with_motor(JointMotor::velocity(2.0, 100.0));
+            let joint = if limited {
+                joint.with_angle_limits(-0.1, 0.1)
+            } else {
+                joint
+            };
+            spawn(&mut app, joint)
+        };
+        let stalled = wheel_joint(-2.0, true);
+        let free = wheel_joint(2.0, false);
+        // 1.05 s of spin-up (see above), then 2 s more: the stalled one has passed 2 s at
+        // its limit, the free one has been at its speed for 2 s.
+        step(&mut app, 64 * 3 + 8);
+        (stalled, free)
+    });
+    let naming = |e: Entity| {
+        warnings
+            .iter()
+            .filter(|w| w.contains(&e.to_string()) && w.contains("force limit"))
+            .count()
+    };
+    assert_eq!(naming(stalled), 1, "{warnings:?}");
+    assert_eq!(naming(free), 0, "{warnings:?}");
+}
+
 #[test]
 fn revolute_velocity_motor_holds_speed_under_gravity_load() {
     let mut app = app();
@@ -699,9 +746,9 @@ fn revolute_velocity_motor_holds_speed_under_gravity_load() {
     spawn(
         &mut app,
         RevoluteJoint::new(anchor, arm)
-            .with_aligned_axis(Vec3::Z)
-            .with_local_anchor_2(Vec3::new(-0.5, 0.0, 0.0))
-            .with_motor(JointMotor::velocity(target).with_max_force(800.0)),
+            .with_hinge_axis(Vec3::Z)
+            .with_local_anchor2(Vec3::new(-0.5, 0.0, 0.0))
+            .with_motor(JointMotor::velocity(target, 800.0)),
     );
     // Spin-up takes I ω / τ = (m L²/3) / 800 = 4 ms; start measuring after 0.25 s.
     step(&mut app, 16);
@@ -747,7 +794,7 @@ fn revolute_position_motor_reaches_and_holds_its_angle() {
     // The arm sticks out horizontally; gravity pulls it down, the motor must lift it to
     // 0.5 rad above horizontal and hold it there.
     let (arm, joint) = hinged_arm(&mut app, |a, b| {
-        RevoluteJoint::new(a, b).with_motor(JointMotor::position(target))
+        RevoluteJoint::new(a, b).with_motor(JointMotor::position(target, Scalar::INFINITY))
     });
     step(&mut app, (1.0 / DT) as usize);
     // Over the next second it must stay there.
@@ -809,9 +856,9 @@ fn compliant_position_motor_settles_on_its_angle() {
     let joint = spawn(
         &mut app,
         RevoluteJoint::new(anchor, wheel)
-            .with_aligned_axis(Vec3::Z)
+            .with_hinge_axis(Vec3::Z)
             .with_angular_velocity_damping(5.0)
-            .with_motor(JointMotor::position(target).with_compliance(1e-3)),
+            .with_motor(JointMotor::position(target, Scalar::INFINITY).with_compliance(1e-3)),
     );
     step(&mut app, (5.0 / DT) as usize);
     let angle = signed_angle(Vec3::X, rotation(&app, wheel) * Vec3::X, Vec3::Z);
@@ -847,8 +894,8 @@ fn prismatic_velocity_motor_accelerates_at_its_force_limit() {
     spawn(
         &mut app,
         PrismaticJoint::new(anchor, slider)
-            .with_free_axis(Vec3::X)
-            .with_motor(JointMotor::velocity(2.0).with_max_force(5.0)),
+            .with_slider_axis(Vec3::X)
+            .with_motor(JointMotor::velocity(2.0, 5.0)),
     );
     step(&mut app, 64);
     let v = velocity(&app, slider).x;

@@ -77,16 +77,16 @@ fn ragdoll(app: &mut App, centre: Vec3, turn: Quat) -> Vec<Entity> {
             spawn(
                 app,
                 RevoluteJoint::new(e1, e2)
-                    .with_aligned_axis(Vec3::X)
-                    .with_local_anchor_1(anchor1)
-                    .with_local_anchor_2(anchor2),
+                    .with_hinge_axis(Vec3::X)
+                    .with_local_anchor1(anchor1)
+                    .with_local_anchor2(anchor2),
             );
         } else {
             spawn(
                 app,
                 SphericalJoint::new(e1, e2)
-                    .with_local_anchor_1(anchor1)
-                    .with_local_anchor_2(anchor2),
+                    .with_local_anchor1(anchor1)
+                    .with_local_anchor2(anchor2),
             );
         }
     }
@@ -148,8 +148,8 @@ fn two_capsules_joined_end_to_end_lying_come_to_rest() {
     };
     let (a, b) = (capsule(0.055, 0.0), capsule(0.05, 0.34));
     let joint = SphericalJoint::new(a, b)
-        .with_local_anchor_1(Vec3::new(0.0, -0.17, 0.0))
-        .with_local_anchor_2(Vec3::new(0.0, 0.17, 0.0));
+        .with_local_anchor1(Vec3::new(0.0, -0.17, 0.0))
+        .with_local_anchor2(Vec3::new(0.0, 0.17, 0.0));
     spawn(&mut app, joint);
     step(&mut app, 600);
     let v = fastest(&app, &[a, b]);
@@ -191,7 +191,7 @@ fn a_joint_on_a_resting_body_reports_the_load_it_holds() {
     let (ball, anchor) = pushed_ball(&mut app, 0.5, push);
     let joint = spawn(
         &mut app,
-        PrismaticJoint::new(anchor, ball).with_free_axis(Vec3::Y),
+        PrismaticJoint::new(anchor, ball).with_slider_axis(Vec3::Y),
     );
     step(&mut app, 120);
     let force = joint_state::<PrismaticJoint>(&app, joint).force();
@@ -216,7 +216,7 @@ fn a_compliant_joint_on_a_resting_body_stretches_under_its_load() {
     spawn(
         &mut app,
         PrismaticJoint::new(anchor, ball)
-            .with_free_axis(Vec3::Y)
+            .with_slider_axis(Vec3::Y)
             .with_compliance(compliance),
     );
     // Undamped, the ball rings about the stretched pose, x = c F (1 − cos ωt) with

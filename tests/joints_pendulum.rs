@@ -145,8 +145,8 @@ fn revolute_pendulum_period_and_energy() {
     let joint = spawn(
         &mut app,
         RevoluteJoint::new(pivot, bob)
-            .with_aligned_axis(Vec3::Z)
-            .with_local_anchor_2(Vec3::new(0.0, L, 0.0)),
+            .with_hinge_axis(Vec3::Z)
+            .with_local_anchor2(Vec3::new(0.0, L, 0.0)),
     );
 
     // I_p = I_cm + m L², I_cm = (2/5) m r² for a solid ball.

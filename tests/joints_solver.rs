@@ -188,7 +188,7 @@ fn joint_state_is_stored_after_a_joint_is_despawned_mid_step() {
         );
         joints.push(spawn(
             &mut app,
-            SphericalJoint::new(anchor, bob).with_local_anchor_2(Vec3::Y),
+            SphericalJoint::new(anchor, bob).with_local_anchor2(Vec3::Y),
         ));
         bobs.push(bob);
     }
@@ -271,8 +271,8 @@ fn chain_poses(limited: bool, links: usize, steps: usize) -> Vec<(Vec3, Quat)> {
             ),
         );
         let mut joint = SphericalJoint::new(to, body)
-            .with_local_anchor_1(anchors[0])
-            .with_local_anchor_2(anchors[1]);
+            .with_local_anchor1(anchors[0])
+            .with_local_anchor2(anchors[1]);
         if limited {
             joint = joint.with_swing_limits(0.0, std::f32::consts::PI);
         }
@@ -362,8 +362,8 @@ fn grid_poses(limited: bool, n: usize, steps: usize) -> (Vec<(Vec3, Quat)>, usiz
             let here = boxes[row * n + column];
             let mut join = |other: Entity, a1: Vec3, a2: Vec3| {
                 let mut joint = SphericalJoint::new(here, other)
-                    .with_local_anchor_1(a1)
-                    .with_local_anchor_2(a2)
+                    .with_local_anchor1(a1)
+                    .with_local_anchor2(a2)
                     .with_break_force(5000.0);
                 if limited {
                     joint = joint.with_swing_limits(0.0, std::f32::consts::PI);
@@ -455,8 +455,8 @@ fn gap_after(limited: bool, steps: usize) -> f32 {
         .id();
     let (a1, a2) = (Vec3::new(0.5, 0.5, 0.0), Vec3::new(-0.6, 0.0, 0.0));
     let mut joint = SphericalJoint::new(cube, ball)
-        .with_local_anchor_1(a1)
-        .with_local_anchor_2(a2);
+        .with_local_anchor1(a1)
+        .with_local_anchor2(a2);
     if limited {
         // Wide enough never to bind: only the path taken differs.
         joint = joint.with_swing_limits(0.0, 3.0);
@@ -501,9 +501,9 @@ fn heavy_hang_error(kind: &str) -> f32 {
     let below = Vec3::new(0.0, -1.0, 0.0);
     let world = app.world_mut();
     match kind {
-        "spherical" => world.spawn(SphericalJoint::new(anchor, cube).with_local_anchor_1(below)),
-        "revolute" => world.spawn(RevoluteJoint::new(anchor, cube).with_local_anchor_1(below)),
-        "fixed" => world.spawn(FixedJoint::new(anchor, cube).with_local_anchor_1(below)),
+        "spherical" => world.spawn(SphericalJoint::new(anchor, cube).with_local_anchor1(below)),
+        "revolute" => world.spawn(RevoluteJoint::new(anchor, cube).with_local_anchor1(below)),
+        "fixed" => world.spawn(FixedJoint::new(anchor, cube).with_local_anchor1(below)),
         _ => unreachable!(),
     };
     step(&mut app, 128);

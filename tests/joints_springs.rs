@@ -98,13 +98,13 @@ fn release(kind: Kind, spring: JointSpring, mass: f32, offset: f32, seconds: f32
         }
         Kind::Prismatic => {
             let body = ball(&mut app, mass, Vec3::X * offset, 0.0);
-            let joint = PrismaticJoint::new(anchor, body).with_free_axis(Vec3::X);
+            let joint = PrismaticJoint::new(anchor, body).with_slider_axis(Vec3::X);
             spawn(&mut app, joint.with_spring(spring.with_rest(0.0)));
             body
         }
         Kind::Revolute => {
             let body = ball(&mut app, mass, Vec3::ZERO, offset);
-            let joint = RevoluteJoint::new(anchor, body).with_aligned_axis(Vec3::Z);
+            let joint = RevoluteJoint::new(anchor, body).with_hinge_axis(Vec3::Z);
             spawn(&mut app, joint.with_spring(spring.with_rest(0.0)));
             body
         }
@@ -281,7 +281,7 @@ fn wheel(joint: impl FnOnce(RevoluteJoint) -> RevoluteJoint) -> (App, Entity, En
             SleepingDisabled,
         ),
     );
-    let hinge = RevoluteJoint::new(anchor, wheel).with_aligned_axis(Vec3::Z);
+    let hinge = RevoluteJoint::new(anchor, wheel).with_hinge_axis(Vec3::Z);
     let j = spawn(&mut app, joint(hinge));
     (app, wheel, j)
 }
@@ -297,7 +297,7 @@ fn slider(joint: impl FnOnce(PrismaticJoint) -> PrismaticJoint) -> (App, Entity)
     let body = ball(&mut app, 10.0, Vec3::ZERO, 0.0);
     spawn(
         &mut app,
-        joint(PrismaticJoint::new(anchor, body).with_free_axis(Vec3::X)),
+        joint(PrismaticJoint::new(anchor, body).with_slider_axis(Vec3::X)),
     );
     (app, body)
 }
@@ -388,7 +388,7 @@ fn a_hinge_motor_works_against_the_friction() {
     for (passes, max_torque) in [(4, 100.0), (1, 100.0), (4, 30.0), (1, 30.0)] {
         let (mut app, wheel, _) = wheel(|j| {
             j.with_friction(friction)
-                .with_motor(JointMotor::velocity(target).with_max_force(max_torque))
+                .with_motor(JointMotor::velocity(target, max_torque))
         });
         app.insert_resource(XpbdIterations(passes));
         step(&mut app, 32);
@@ -424,7 +424,7 @@ fn a_slider_motor_works_against_the_friction() {
     for (passes, max_force) in [(4, 50.0), (1, 50.0), (4, 15.0), (1, 15.0)] {
         let (mut app, body) = slider(|j| {
             j.with_friction(friction)
-                .with_motor(JointMotor::velocity(target).with_max_force(max_force))
+                .with_motor(JointMotor::velocity(target, max_force))
         });
         app.insert_resource(XpbdIterations(passes));
         step(&mut app, 16);
@@ -453,7 +453,7 @@ fn a_slider_motor_works_against_the_friction() {
 
 /// A wheel driven at 4 rad/s by a motor of at most 200 N·m, with `joint` built on the hinge.
 fn driven_wheel(joint: impl FnOnce(RevoluteJoint) -> RevoluteJoint) -> (App, Entity, Entity) {
-    wheel(|j| joint(j.with_motor(JointMotor::velocity(4.0).with_max_force(200.0))))
+    wheel(|j| joint(j.with_motor(JointMotor::velocity(4.0, 200.0))))
 }
 
 #[test]

@@ -163,7 +163,7 @@ fn build_level() -> App {
     ));
     // Joints of every kind between the bodies.
     let b = |k: usize| bodies[k];
-    world.spawn(FixedJoint::new(b(0), b(2)).with_local_anchor_1(Vec3::X));
+    world.spawn(FixedJoint::new(b(0), b(2)).with_local_anchor1(Vec3::X));
     world.spawn(DistanceJoint::new(b(1), b(3)).with_limits(0.5, 2.0));
     world.spawn(
         SphericalJoint::new(b(2), b(4))
@@ -172,9 +172,9 @@ fn build_level() -> App {
     );
     world.spawn(
         RevoluteJoint::new(b(3), b(5))
-            .with_aligned_axis(Vec3::Z)
+            .with_hinge_axis(Vec3::Z)
             .with_angle_limits(-1.0, 1.0)
-            .with_motor(JointMotor::velocity(1.0).with_max_force(10.0)),
+            .with_motor(JointMotor::velocity(1.0, 10.0)),
     );
     world.spawn(PrismaticJoint::new(b(4), b(6)).with_limits(-0.5, 0.5));
     world.spawn(

@@ -165,10 +165,10 @@ fn level(peer: Peer) -> (App, Vec<Entity>) {
     s.spawn(
         world,
         RevoluteJoint::new(post, plank)
-            .with_local_anchor_1(Vec3::new(0.1, 0.0, 0.0))
-            .with_local_anchor_2(Vec3::new(-1.1, 0.0, 0.0))
-            .with_aligned_axis(Vec3::Y)
-            .with_motor(JointMotor::velocity(1.0).with_max_force(50.0)),
+            .with_local_anchor1(Vec3::new(0.1, 0.0, 0.0))
+            .with_local_anchor2(Vec3::new(-1.1, 0.0, 0.0))
+            .with_hinge_axis(Vec3::Y)
+            .with_motor(JointMotor::velocity(1.0, 50.0)),
     );
     bodies.push(plank);
     let dumbbell = s.spawn(

@@ -45,8 +45,8 @@ fn build(app: &mut App) -> Scene {
     let joint = world
         .spawn(
             SphericalJoint::new(cube, ball)
-                .with_local_anchor_1(Vec3::new(0.5, 0.5, 0.0))
-                .with_local_anchor_2(Vec3::new(-0.6, 0.0, 0.0)),
+                .with_local_anchor1(Vec3::new(0.5, 0.5, 0.0))
+                .with_local_anchor2(Vec3::new(-0.6, 0.0, 0.0)),
         )
         .id();
     Scene { cube, ball, joint }

@@ -228,7 +228,7 @@ fn scene(app: &mut App) -> Scene {
     let pendulum_joint = spawn(
         app,
         SphericalJoint::new(pivot, bob)
-            .with_local_anchor_2(Vec3::new(-10.0, 0.0, 0.0))
+            .with_local_anchor2(Vec3::new(-10.0, 0.0, 0.0))
             .with_break_force(2.0 * g()),
     );
 
@@ -258,18 +258,18 @@ fn scene(app: &mut App) -> Scene {
     let revolute = spawn(
         app,
         RevoluteJoint::new(chain[0], chain[1])
-            .with_local_anchor_1(Vec3::new(0.5, 0.0, 0.0))
-            .with_local_anchor_2(minus)
+            .with_local_anchor1(Vec3::new(0.5, 0.0, 0.0))
+            .with_local_anchor2(minus)
             .with_angle_limits(-1.0, 1.0)
-            .with_motor(JointMotor::velocity(1.5).with_max_force(20.0)),
+            .with_motor(JointMotor::velocity(1.5, 20.0)),
     );
     let spherical = (1..4)
         .map(|i| {
             spawn(
                 app,
                 SphericalJoint::new(chain[i], chain[i + 1])
-                    .with_local_anchor_1(half)
-                    .with_local_anchor_2(minus)
+                    .with_local_anchor1(half)
+                    .with_local_anchor2(minus)
                     .with_swing_limits(-0.8, 0.8),
             )
         })
@@ -277,22 +277,22 @@ fn scene(app: &mut App) -> Scene {
     let distance = spawn(
         app,
         DistanceJoint::new(chain[4], chain[5])
-            .with_local_anchor_1(half)
-            .with_local_anchor_2(minus),
+            .with_local_anchor1(half)
+            .with_local_anchor2(minus),
     );
     let prismatic = spawn(
         app,
         PrismaticJoint::new(chain[5], chain[6])
-            .with_local_anchor_1(half)
-            .with_local_anchor_2(minus)
-            .with_free_axis(Vec3::X)
+            .with_local_anchor1(half)
+            .with_local_anchor2(minus)
+            .with_slider_axis(Vec3::X)
             .with_limits(-0.1, 0.1),
     );
     let fixed = spawn(
         app,
         FixedJoint::new(chain[6], chain[7])
-            .with_local_anchor_1(half)
-            .with_local_anchor_2(minus),
+            .with_local_anchor1(half)
+            .with_local_anchor2(minus),
     );
 
     // A D6 joint: a bar swinging into a swing cone, its twist free and driven.
@@ -315,7 +315,7 @@ fn scene(app: &mut App) -> Scene {
     let mut d6 = vec![spawn(
         app,
         D6Joint::new(d6_anchor, bar)
-            .with_local_anchor_2(Vec3::new(-0.5, 0.0, 0.0))
+            .with_local_anchor2(Vec3::new(-0.5, 0.0, 0.0))
             .with_swing_cone(0.6, 0.6)
             .with_motion(D6Axis::Twist, D6Motion::Free)
             .with_drive(D6Axis::Twist, D6Drive::motor(5.0))
@@ -342,8 +342,8 @@ fn scene(app: &mut App) -> Scene {
         let free = [D6Axis::Twist, D6Axis::Swing1, D6Axis::Swing2];
         let joint = free.into_iter().fold(
             D6Joint::new(previous, link)
-                .with_local_anchor_1(if i == 0 { Vec3::ZERO } else { half })
-                .with_local_anchor_2(minus),
+                .with_local_anchor1(if i == 0 { Vec3::ZERO } else { half })
+                .with_local_anchor2(minus),
             |joint, axis| joint.with_motion(axis, D6Motion::Free),
         );
         d6.push(spawn(app, joint));
@@ -1045,8 +1045,8 @@ fn storage_order_does_not_change_results() {
                         &mut app,
                         free.into_iter().fold(
                             D6Joint::new(previous, link)
-                                .with_local_anchor_1(a1)
-                                .with_local_anchor_2(a2),
+                                .with_local_anchor1(a1)
+                                .with_local_anchor2(a2),
                             |joint, axis| joint.with_motion(axis, D6Motion::Free),
                         ),
                     )
@@ -1054,8 +1054,8 @@ fn storage_order_does_not_change_results() {
                     spawn(
                         &mut app,
                         SphericalJoint::new(previous, link)
-                            .with_local_anchor_1(a1)
-                            .with_local_anchor_2(a2),
+                            .with_local_anchor1(a1)
+                            .with_local_anchor2(a2),
                     )
                 };
                 if i == 0 {

@@ -118,7 +118,7 @@ fn jointed_bodies_and_a_character(world: &mut World) {
     for i in 1..=5 {
         let at = Vec3::new(20.0 + 0.6 * i as f32, 8.0, 0.05 * i as f32);
         let ball = world.spawn(dynamic(Collider::sphere(0.2), at)).id();
-        world.spawn(SphericalJoint::new(previous, ball).with_local_anchor_2(Vec3::X * -0.6));
+        world.spawn(SphericalJoint::new(previous, ball).with_local_anchor2(Vec3::X * -0.6));
         previous = ball;
     }
     // Four pendulums that share no body: their joints are solved four at a time in lanes.
@@ -129,7 +129,7 @@ fn jointed_bodies_and_a_character(world: &mut World) {
             .id();
         let bob = pivot + Vec3::new(0.8, -0.2 * i as f32, 0.3);
         let ball = world.spawn(dynamic(Collider::sphere(0.2), bob)).id();
-        world.spawn(SphericalJoint::new(anchor, ball).with_local_anchor_2(pivot - bob));
+        world.spawn(SphericalJoint::new(anchor, ball).with_local_anchor2(pivot - bob));
     }
     let post = world
         .spawn((
@@ -146,10 +146,10 @@ fn jointed_bodies_and_a_character(world: &mut World) {
         .id();
     world.spawn(
         RevoluteJoint::new(post, plank)
-            .with_local_anchor_1(Vec3::X * 0.1)
-            .with_local_anchor_2(Vec3::X * -1.1)
-            .with_aligned_axis(Vec3::Y)
-            .with_motor(JointMotor::velocity(1.5).with_max_force(40.0)),
+            .with_local_anchor1(Vec3::X * 0.1)
+            .with_local_anchor2(Vec3::X * -1.1)
+            .with_hinge_axis(Vec3::Y)
+            .with_motor(JointMotor::velocity(1.5, 40.0)),
     );
     let rail = world
         .spawn((RigidBody::Static, Transform::from_xyz(30.0, 3.0, 0.0)))

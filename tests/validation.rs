@@ -198,8 +198,8 @@ fn bad_motor_force_is_reported_and_turns_the_motor_off() {
         let hinge = |max_force: f32| {
             move |a, b| {
                 RevoluteJoint::new(a, b)
-                    .with_aligned_axis(Vec3::Y)
-                    .with_local_anchor_2(Vec3::new(-1.0, 0.0, 0.0))
+                    .with_hinge_axis(Vec3::Y)
+                    .with_local_anchor2(Vec3::new(-1.0, 0.0, 0.0))
                     .with_motor(JointMotor {
                         target: MotorTarget::Velocity(2.0),
                         max_force,
@@ -208,9 +208,9 @@ fn bad_motor_force_is_reported_and_turns_the_motor_off() {
         };
         let slider = |a, b| {
             PrismaticJoint::new(a, b)
-                .with_free_axis(Vec3::Z)
-                .with_local_anchor_2(Vec3::new(-1.0, 0.0, 0.0))
-                .with_motor(JointMotor::velocity(2.0).with_max_force(f32::NAN))
+                .with_slider_axis(Vec3::Z)
+                .with_local_anchor2(Vec3::new(-1.0, 0.0, 0.0))
+                .with_motor(JointMotor::velocity(2.0, f32::NAN))
         };
         let (negative, _) = pendulum(&mut app, 0.0, hinge(-5.0));
         let (nan, _) = pendulum(&mut app, 4.0, slider);
@@ -242,7 +242,7 @@ fn nan_limits_are_reported_and_removed() {
         let hinge = |min: f32, max: f32| {
             move |a, b| {
                 RevoluteJoint::new(a, b)
-                    .with_local_anchor_2(Vec3::new(-1.0, 0.0, 0.0))
+                    .with_local_anchor2(Vec3::new(-1.0, 0.0, 0.0))
                     .with_angle_limits(min, max)
             }
         };
@@ -251,13 +251,13 @@ fn nan_limits_are_reported_and_removed() {
             pendulum(&mut app, 4.0, hinge(f32::NAN, 0.0)),
             pendulum(&mut app, 8.0, |a, b| {
                 SphericalJoint::new(a, b)
-                    .with_local_anchor_2(Vec3::new(-1.0, 0.0, 0.0))
+                    .with_local_anchor2(Vec3::new(-1.0, 0.0, 0.0))
                     .with_swing_limits(f32::NAN, f32::NAN)
                     .with_twist_limits(0.0, f32::NAN)
             }),
             pendulum(&mut app, 12.0, |a, b| {
                 PrismaticJoint::new(a, b)
-                    .with_free_axis(Vec3::Y)
+                    .with_slider_axis(Vec3::Y)
                     .with_limits(f32::NAN, f32::NAN)
             }),
         ];
@@ -319,14 +319,14 @@ fn bad_joint_parameters_are_reported_and_replaced() {
         let w = witness(&mut app);
         let (bad, _) = pendulum(&mut app, 0.0, |a, b| {
             SphericalJoint::new(a, b)
-                .with_local_anchor_1(Vec3::new(f32::NAN, 0.0, 0.0))
+                .with_local_anchor1(Vec3::new(f32::NAN, 0.0, 0.0))
                 .with_compliance(f32::NAN)
                 .with_linear_velocity_damping(-1.0)
                 .with_angular_velocity_damping(f32::INFINITY)
                 .with_break_force(f32::NAN)
         });
         let (axis, _) = pendulum(&mut app, 4.0, |a, b| {
-            RevoluteJoint::new(a, b).with_aligned_axis(Vec3::ZERO)
+            RevoluteJoint::new(a, b).with_hinge_axis(Vec3::ZERO)
         });
         step(&mut app, 16);
         (app, [bad, axis], w)
@@ -880,7 +880,7 @@ fn bad_d6_joint_values_are_reported_and_replaced() {
         let w = witness(&mut app);
         let (limited, _) = pendulum(&mut app, 0.0, |a, b| {
             D6Joint::new(a, b)
-                .with_local_anchor_2(Vec3::new(-1.0, 0.0, 0.0))
+                .with_local_anchor2(Vec3::new(-1.0, 0.0, 0.0))
                 .with_limit(D6Axis::Twist, f32::NAN, 0.5)
                 .with_drive(D6Axis::X, D6Drive::motor(f32::NAN))
         });

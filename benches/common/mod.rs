@@ -196,15 +196,15 @@ pub fn joint_grid(dt: f64, n: usize) -> App {
             if column + 1 < n {
                 app.world_mut().spawn(
                     SphericalJoint::new(here, balls[row * n + column + 1])
-                        .with_local_anchor_1(Vec3::new(0.5, 0.0, 0.0))
-                        .with_local_anchor_2(Vec3::new(-0.5, 0.0, 0.0)),
+                        .with_local_anchor1(Vec3::new(0.5, 0.0, 0.0))
+                        .with_local_anchor2(Vec3::new(-0.5, 0.0, 0.0)),
                 );
             }
             if row + 1 < n {
                 app.world_mut().spawn(
                     SphericalJoint::new(here, balls[(row + 1) * n + column])
-                        .with_local_anchor_1(Vec3::new(0.0, -0.5, 0.0))
-                        .with_local_anchor_2(Vec3::new(0.0, 0.5, 0.0)),
+                        .with_local_anchor1(Vec3::new(0.0, -0.5, 0.0))
+                        .with_local_anchor2(Vec3::new(0.0, 0.5, 0.0)),
                 );
             }
         }
@@ -234,8 +234,8 @@ pub fn chain(dt: f64, links: usize) -> App {
         let link = link.id();
         app.world_mut().spawn(
             SphericalJoint::new(previous, link)
-                .with_local_anchor_1(Vec3::new(0.0, -0.5, 0.0))
-                .with_local_anchor_2(Vec3::new(0.0, 0.5, 0.0)),
+                .with_local_anchor1(Vec3::new(0.0, -0.5, 0.0))
+                .with_local_anchor2(Vec3::new(0.0, 0.5, 0.0)),
         );
         previous = link;
     }

@@ -185,8 +185,8 @@ fn spawn_chain(commands: &mut Commands) {
             .id();
         commands.spawn(
             SphericalJoint::new(previous, body)
-                .with_local_anchor_1(Vec3::X * 0.5 * spacing)
-                .with_local_anchor_2(Vec3::X * -0.5 * spacing),
+                .with_local_anchor1(Vec3::X * 0.5 * spacing)
+                .with_local_anchor2(Vec3::X * -0.5 * spacing),
         );
         previous = body;
     }
@@ -209,8 +209,8 @@ fn spawn_paddle(commands: &mut Commands) {
         .id();
     commands.spawn(
         RevoluteJoint::new(post, paddle)
-            .with_aligned_axis(Vec3::Y)
-            .with_motor(JointMotor::velocity(0.8).with_max_force(2000.0)),
+            .with_hinge_axis(Vec3::Y)
+            .with_motor(JointMotor::velocity(0.8, 2000.0)),
     );
 }
 

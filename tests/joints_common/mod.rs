@@ -118,8 +118,8 @@ pub fn chain(app: &mut App, links: usize, extra: impl Fn(usize) -> Option<Mass>)
         let joint = spawn(
             app,
             SphericalJoint::new(previous, link)
-                .with_local_anchor_1(Vec3::new(0.0, -CHAIN_HALF_LINK, 0.0))
-                .with_local_anchor_2(Vec3::new(0.0, CHAIN_HALF_LINK, 0.0)),
+                .with_local_anchor1(Vec3::new(0.0, -CHAIN_HALF_LINK, 0.0))
+                .with_local_anchor2(Vec3::new(0.0, CHAIN_HALF_LINK, 0.0)),
         );
         bodies.push(link);
         joints.push(joint);

@@ -25,14 +25,14 @@ impl BevyEngine for Impetus {
         match joint.kind {
             JointKind::Spherical => world.spawn(
                 ip::SphericalJoint::new(a, b)
-                    .with_local_anchor_1(joint.anchor_a)
-                    .with_local_anchor_2(joint.anchor_b),
+                    .with_local_anchor1(joint.anchor_a)
+                    .with_local_anchor2(joint.anchor_b),
             ),
             JointKind::Revolute(axis) => world.spawn(
                 ip::RevoluteJoint::new(a, b)
-                    .with_aligned_axis(axis)
-                    .with_local_anchor_1(joint.anchor_a)
-                    .with_local_anchor_2(joint.anchor_b),
+                    .with_hinge_axis(axis)
+                    .with_local_anchor1(joint.anchor_a)
+                    .with_local_anchor2(joint.anchor_b),
             ),
         };
     }

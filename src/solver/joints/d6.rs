@@ -197,14 +197,14 @@ impl D6Drive {
 /// # let mut world = World::new();
 /// # let (chassis, wheel, torso, arm) = (world.spawn_empty().id(), world.spawn_empty().id(), world.spawn_empty().id(), world.spawn_empty().id());
 /// let suspension = D6Joint::new(chassis, wheel)
-///     .with_local_anchor_1(Vec3::new(1.0, -0.3, 1.5))
+///     .with_local_anchor1(Vec3::new(1.0, -0.3, 1.5))
 ///     .with_limit(D6Axis::Y, -0.2, 0.2)
 ///     .with_drive(D6Axis::Y, D6Drive::new(20_000.0, 2_000.0))
 ///     .with_motion(D6Axis::Twist, D6Motion::Free)
 ///     .with_drive(D6Axis::Twist, D6Drive::motor(300.0))
 ///     .with_drive_target(D6Axis::Twist, 0.0, 10.0);
 /// let shoulder = D6Joint::new(torso, arm)
-///     .with_local_anchor_1(Vec3::new(0.3, 0.4, 0.0))
+///     .with_local_anchor1(Vec3::new(0.3, 0.4, 0.0))
 ///     .with_swing_cone(0.8, 0.6)
 ///     .with_limit(D6Axis::Twist, -0.5, 0.5);
 /// ```
@@ -266,13 +266,13 @@ impl D6Joint {
     }
 
     /// Sets the frame origin in the first body's frame.
-    pub fn with_local_anchor_1(mut self, anchor: Vector) -> Self {
+    pub fn with_local_anchor1(mut self, anchor: Vector) -> Self {
         self.local_anchor1 = anchor;
         self
     }
 
     /// Sets the frame origin in the second body's frame.
-    pub fn with_local_anchor_2(mut self, anchor: Vector) -> Self {
+    pub fn with_local_anchor2(mut self, anchor: Vector) -> Self {
         self.local_anchor2 = anchor;
         self
     }

@@ -19,7 +19,7 @@ use crate::validation::Validate;
 /// # use impetus3d::prelude::*;
 /// # let mut world = World::new();
 /// # let (a, b) = (world.spawn_empty().id(), world.spawn_empty().id());
-/// let weld = FixedJoint::new(a, b).with_local_anchor_1(Vec3::X).with_local_anchor_2(-Vec3::X);
+/// let weld = FixedJoint::new(a, b).with_local_anchor1(Vec3::X).with_local_anchor2(-Vec3::X);
 /// ```
 #[derive(Component, Reflect, Clone, Copy, Debug, PartialEq)]
 #[reflect(Component, MapEntities, Debug, PartialEq)]

@@ -406,12 +406,12 @@ pub trait Joint: Component<Mutability = Mutable> + XpbdConstraint<2> + Sized {
     fn base_mut(&mut self) -> &mut JointBase;
 
     /// Sets the attachment point in the first body's frame.
-    fn with_local_anchor_1(mut self, anchor: Vector) -> Self {
+    fn with_local_anchor1(mut self, anchor: Vector) -> Self {
         self.base_mut().local_anchor1 = anchor;
         self
     }
     /// Sets the attachment point in the second body's frame.
-    fn with_local_anchor_2(mut self, anchor: Vector) -> Self {
+    fn with_local_anchor2(mut self, anchor: Vector) -> Self {
         self.base_mut().local_anchor2 = anchor;
         self
     }
@@ -1110,22 +1110,26 @@ pub enum MotorTarget {
 }
 
 impl JointMotor {
-    /// Drives the joint at `speed` with unlimited force.
-    pub fn velocity(speed: Scalar) -> Self {
+    /// Drives the joint at `speed` (rad/s or m/s) with at most `max_force` (N·m or N;
+    /// `Scalar::INFINITY` for no limit).
+    pub fn velocity(speed: Scalar, max_force: Scalar) -> Self {
         Self {
             target: MotorTarget::Velocity(speed),
-            max_force: Scalar::INFINITY,
+            max_force,
         }
     }
 
-    /// Drives the joint to `target` with a rigid spring and unlimited force.
-    pub fn position(target: Scalar) -> Self {
+    /// Drives the joint to `target` (rad or m) with a rigid spring and at most `max_force`
+    /// (N·m or N; `Scalar::INFINITY` for no limit). For a soft servo, see
+    /// [`with_compliance`](Self::with_compliance), or give the joint a
+    /// [`JointSpring`] towards the target instead.
+    pub fn position(target: Scalar, max_force: Scalar) -> Self {
         Self {
             target: MotorTarget::Position {
                 target,
                 compliance: 0.0,
             },
-            max_force: Scalar::INFINITY,
+            max_force,
         }
     }
 

@@ -7,7 +7,7 @@
 //! ([`path`](super::path)) without touching the ECS, and writes the moved poses back; after
 //! the substeps, [`store_joints`] copies what the solver changed back into the components.
 
-use bevy::ecs::entity::EntityHashSet;
+use bevy::ecs::entity::{EntityHashMap, EntityHashSet};
 use bevy::math::Vec3A;
 use bevy::prelude::*;
 
@@ -15,8 +15,8 @@ use super::contact_blocks::{Held, JointBlocks};
 use super::path::JointPaths;
 use super::point::{PointRow, solve_four};
 use super::{
-    DistanceJoint, FixedJoint, Joint, JointBody, JointCache, PrismaticJoint, RevoluteJoint,
-    SphericalJoint, Substep, XBody,
+    DistanceJoint, FixedJoint, Joint, JointBody, JointCache, JointMotor, PrismaticJoint,
+    RevoluteJoint, SphericalJoint, Substep, XBody,
 };
 use crate::body::CreationOrder;
 use crate::body::creation::{OrderKey, order_key};
@@ -51,6 +51,12 @@ pub(crate) trait XpbdJoint: Joint + Copy + Send + Sync + 'static {
 
     /// This joint type's list.
     fn list(joints: &mut XpbdJoints) -> &mut JointList<Self>;
+
+    /// The joint's motor, if it has one, and the multiplier it ended the step with (what it
+    /// pushed in the last substep, `F h²`).
+    fn motor_load(&self) -> Option<(JointMotor, Scalar)> {
+        None
+    }
 
     /// What the joint always holds, linear (at the anchors) and angular, with body 1 turned
     /// by `rotation1`: what its velocity blocks hold (see
@@ -730,6 +736,7 @@ pub(crate) fn store_joints<J: XpbdJoint>(
     rows: Res<VelocityRows>,
     time: Res<PhysicsStepTime>,
     mut components: Query<(Entity, &mut J), Without<ConstraintDisabled>>,
+    mut stalled: Local<StalledMotors>,
 ) {
     let list = J::list(&mut joints);
     // The joints whose state their fast-path rows hold take it first.
@@ -751,6 +758,7 @@ pub(crate) fn store_joints<J: XpbdJoint>(
         let [b1, b2] = entry.slots.map(|slot| &solver.bodies[slot]);
         entry.joint.read_out(b1, b2);
     }
+    warn_of_stalled_motors(list, &time, &mut stalled);
     let mut entries = list.entries.iter();
     let mut next = entries.next();
     // The list is usually in the query's order, so one walk finds every component...
@@ -768,6 +776,47 @@ pub(crate) fn store_joints<J: XpbdJoint>(
     for entry in next.into_iter().chain(entries) {
         if let Ok((_, mut component)) = components.get_mut(entry.entity) {
             entry.joint.store(component.bypass_change_detection());
+        }
+    }
+}
+
+/// How long a motor may push at its force limit before a warning says so, s.
+const STALL_WARNING_TIME: Scalar = 2.0;
+
+/// Joints whose motor has pushed at its force limit, for how long (s), and those warned of.
+#[derive(Default)]
+pub(crate) struct StalledMotors {
+    time: EntityHashMap<Scalar>,
+    warned: EntityHashSet,
+}
+
+/// Warns, once per joint, of a motor that has pushed at its force limit for
+/// [`STALL_WARNING_TIME`]: a door whose motor cannot beat its load or friction gives no other
+/// sign. Only a log line: nothing the simulation computes depends on it.
+fn warn_of_stalled_motors<J: XpbdJoint>(
+    list: &JointList<J>,
+    time: &PhysicsStepTime,
+    stalled: &mut StalledMotors,
+) {
+    let h = time.substep_delta;
+    for entry in &list.entries {
+        let Some((motor, lagrange)) = entry.joint.motor_load() else {
+            continue;
+        };
+        let limit = motor.max_force * h * h;
+        let at_limit = limit.is_finite() && lagrange.abs() >= limit * (1.0 - 1e-3);
+        if !at_limit {
+            stalled.time.remove(&entry.entity);
+            continue;
+        }
+        let pushed = stalled.time.entry(entry.entity).or_default();
+        *pushed += time.delta;
+        if *pushed >= STALL_WARNING_TIME && stalled.warned.insert(entry.entity) {
+            warn!(
+                "{}: joint motor has pushed at its force limit ({}) for {STALL_WARNING_TIME} s \
+                 without reaching its target; raise `max_force` if it should",
+                entry.entity, motor.max_force
+            );
         }
     }
 }

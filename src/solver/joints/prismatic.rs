@@ -28,12 +28,12 @@ use crate::validation::{Validate, join};
 /// # let mut world = World::new();
 /// # let (a, b) = (world.spawn_empty().id(), world.spawn_empty().id());
 /// let piston = PrismaticJoint::new(a, b)
-///     .with_free_axis(Vec3::Y)
+///     .with_slider_axis(Vec3::Y)
 ///     .with_limits(0.0, 0.5)
-///     .with_motor(JointMotor::position(0.25).with_max_force(1000.0));
+///     .with_motor(JointMotor::position(0.25, 1000.0));
 /// // A damped suspension strut, 1.5 Hz at 0.7 of critical damping, resting at −0.1 m.
 /// let strut = PrismaticJoint::new(a, b)
-///     .with_free_axis(Vec3::Y)
+///     .with_slider_axis(Vec3::Y)
 ///     .with_limits(-0.3, 0.1)
 ///     .with_spring(JointSpring::new(1.5, 0.7).with_rest(-0.1));
 /// ```
@@ -88,7 +88,7 @@ impl PrismaticJoint {
 
     /// Sets the axis body 2 may slide along, in body 1's frame (normalised when the joint
     /// enters the world; a zero or non-finite axis is replaced by X with a warning).
-    pub fn with_free_axis(mut self, axis: Vector) -> Self {
+    pub fn with_slider_axis(mut self, axis: Vector) -> Self {
         self.free_axis = axis;
         self
     }
@@ -287,6 +287,10 @@ impl XpbdJoint for PrismaticJoint {
 
     fn list(joints: &mut XpbdJoints) -> &mut JointList<Self> {
         &mut joints.prismatic
+    }
+
+    fn motor_load(&self) -> Option<(JointMotor, Scalar)> {
+        Some((self.motor?, self.motor_lagrange))
     }
 
     fn prepare(&mut self, b1: &RigidBodyQueryItem, b2: &RigidBodyQueryItem) {

@@ -32,12 +32,12 @@ use crate::validation::{Validate, join};
 /// # let mut world = World::new();
 /// # let (a, b) = (world.spawn_empty().id(), world.spawn_empty().id());
 /// let door = RevoluteJoint::new(a, b)
-///     .with_aligned_axis(Vec3::Y)
+///     .with_hinge_axis(Vec3::Y)
 ///     .with_angle_limits(-1.5, 1.5)
-///     .with_motor(JointMotor::velocity(1.0).with_max_force(50.0));
+///     .with_motor(JointMotor::velocity(1.0, 50.0));
 /// // Swings shut at 1 Hz, lightly damped, and sticks a little.
 /// let saloon_door = RevoluteJoint::new(a, b)
-///     .with_aligned_axis(Vec3::Y)
+///     .with_hinge_axis(Vec3::Y)
 ///     .with_spring(JointSpring::new(1.0, 0.2))
 ///     .with_friction(2.0);
 /// ```
@@ -92,7 +92,7 @@ impl RevoluteJoint {
 
     /// Sets the hinge axis, in each body's frame (normalised when the joint enters the world;
     /// a zero or non-finite axis is replaced by Z with a warning).
-    pub fn with_aligned_axis(mut self, axis: Vector) -> Self {
+    pub fn with_hinge_axis(mut self, axis: Vector) -> Self {
         self.aligned_axis = axis;
         self
     }
@@ -350,6 +350,10 @@ impl XpbdJoint for RevoluteJoint {
 
     fn list(joints: &mut XpbdJoints) -> &mut JointList<Self> {
         &mut joints.revolute
+    }
+
+    fn motor_load(&self) -> Option<(JointMotor, Scalar)> {
+        Some((self.motor?, self.motor_lagrange))
     }
 
     fn read_out(&mut self, b1: &RigidBodyQueryItem, b2: &RigidBodyQueryItem) {

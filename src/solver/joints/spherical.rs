@@ -28,8 +28,8 @@ use crate::validation::{Validate, join};
 /// # let mut world = World::new();
 /// # let (a, b) = (world.spawn_empty().id(), world.spawn_empty().id());
 /// let shoulder = SphericalJoint::new(a, b)
-///     .with_local_anchor_1(Vec3::new(0.0, -0.5, 0.0))
-///     .with_local_anchor_2(Vec3::new(0.0, 0.5, 0.0))
+///     .with_local_anchor1(Vec3::new(0.0, -0.5, 0.0))
+///     .with_local_anchor2(Vec3::new(0.0, 0.5, 0.0))
 ///     .with_swing_limits(0.0, FRAC_PI_4)
 ///     .with_twist_limits(-0.2, 0.2);
 /// ```
