@@ -16,6 +16,8 @@ mod common;
 mod event_log;
 mod joints_common;
 
+#[path = "avian_names.rs"]
+mod avian_names;
 #[path = "bad_input.rs"]
 mod bad_input;
 #[path = "ccd.rs"]
