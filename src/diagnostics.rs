@@ -1,4 +1,5 @@
-//! Step timings and counts in Bevy's [`DiagnosticsStore`], for on-screen readouts, logs and
+//! Step timings and counts in Bevy's
+//! [`DiagnosticsStore`](bevy::diagnostic::DiagnosticsStore), for on-screen readouts, logs and
 //! profiling a game's physics without a profiler.
 //!
 //! Add [`PhysicsDiagnosticsPlugin`] beside the physics plugin. Each physics step then records
