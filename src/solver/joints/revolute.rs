@@ -157,8 +157,10 @@ impl RevoluteJoint {
     /// The hinge angle at the end of the last step, rad, counting whole turns: it grows past
     /// π as the hinge keeps turning (by 2π per turn) instead of wrapping round to −π.
     ///
-    /// It is followed in every substep, so it counts turns correctly up to half a turn per
-    /// substep (about 800 rad/s at 60 Hz and 4 substeps). A new joint starts from the angle in
+    /// On a hinge with limits, a spring or friction it is followed in every substep, so it
+    /// counts turns correctly up to half a turn per substep (about 800 rad/s at 60 Hz and 4
+    /// substeps); on a plain hinge, whose solve does not need it, once per step (up to half a
+    /// turn per step, about 190 rad/s at 60 Hz). A new joint starts from the angle in
     /// `(−π, π]` of its bodies' poses. The angle is kept in the component, so snapshots and
     /// saved scenes keep the count. As an `f32`, it loses resolution as turns accumulate (its
     /// rounding step is 1e-6 rad at one turn, 1e-3 rad after a thousand turns).
@@ -376,7 +378,16 @@ impl XpbdJoint for RevoluteJoint {
             return;
         }
         let reference = self.aligned_axis.any_orthonormal_vector();
-        let start = self.start_angle(&b1, &b2, reference, cache);
+        // Only limits, springs and friction read the angle within a step; a plain hinge's is
+        // followed once per step, in `read_out` (an `atan2` per substep saved on every elbow
+        // and wheel).
+        let tracks_angle =
+            self.angle_limits.is_some() || self.spring.is_some() || self.friction.is_some();
+        let start = if tracks_angle {
+            self.start_angle(&b1, &b2, reference, cache)
+        } else {
+            self.angle
+        };
         let mut solve = JointSolve::new(step, cache);
         let compliance = self.base.compliance;
         let axis = self.aligned_axis;
