@@ -222,6 +222,8 @@ pub mod diagnostics;
 pub mod interpolation;
 pub mod math;
 mod parallel;
+#[cfg(feature = "picking")]
+pub mod picking;
 mod prefetch;
 pub mod reflection;
 pub mod schedule;
@@ -296,6 +298,10 @@ pub mod prelude {
         TransformExtrapolation, TransformInterpolation,
     };
     pub use crate::math::{Scalar, Vector};
+    #[cfg(feature = "picking")]
+    pub use crate::picking::{
+        PhysicsPickable, PhysicsPickingFilter, PhysicsPickingPlugin, PhysicsPickingSettings,
+    };
     pub use crate::schedule::{
         PhysicsSchedule, PhysicsStepSet, PhysicsStepTime, PhysicsSystems, SolverSet, SubstepCount,
         SubstepSchedule, SubstepSolverSet, ThreadUse,

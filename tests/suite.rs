@@ -78,6 +78,8 @@ mod layers;
 mod mesh_colliders;
 #[path = "peer_determinism.rs"]
 mod peer_determinism;
+#[path = "picking.rs"]
+mod picking;
 #[path = "recycling.rs"]
 mod recycling;
 #[path = "reflect.rs"]

@@ -212,6 +212,31 @@ fn spawn_panel(mut commands: Commands) {
     ));
 }
 
+/// A second text panel, in the bottom-left corner, for an example's own readout: spawn it with
+/// [`spawn_readout`] and write its `Text`.
+#[derive(Component)]
+pub struct Readout;
+
+/// Spawns the [`Readout`] panel, empty.
+pub fn spawn_readout(commands: &mut Commands) -> Entity {
+    commands
+        .spawn((
+            Readout,
+            Text::new(""),
+            TextFont::from_font_size(16.0),
+            TextColor(Color::WHITE),
+            Node {
+                position_type: PositionType::Absolute,
+                bottom: Val::Px(10.0),
+                left: Val::Px(10.0),
+                padding: UiRect::all(Val::Px(8.0)),
+                ..default()
+            },
+            BackgroundColor(Color::srgba(0.0, 0.0, 0.0, 0.55)),
+        ))
+        .id()
+}
+
 /// Wall-clock time of the physics steps: the last one, and an average over about a second.
 #[derive(Resource, Default)]
 struct StepTimer {
