@@ -120,6 +120,10 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ),
     ("diagnostics", &["math", "schedule", "body", "collision"]),
     (
+        "picking",
+        &["math", "schedule", "body", "collision", "spatial_query"],
+    ),
+    (
         "reflection",
         &[
             "math",
