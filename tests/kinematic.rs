@@ -120,21 +120,7 @@ fn kinematic_platform_carries_a_box_by_friction() {
     );
     step(&mut app, 64);
     assert_eq!(bits(velocity(&app, platform)), bits(v));
-    // The platform starts at 1 m/s at once; kinetic friction (μ = 0.5, default on both)
-    // accelerates the rider at μ g until it matches, so it slips back by v² / (2 μ g) = 0.102 m
-    // and then rides along.
-    let lag = v.z * v.z / (2.0 * 0.5 * g());
-    let offset = position(&app, rider) - position(&app, platform);
-    // 5 %: the friction bar used for sliding (friction.rs); plus linear_slop vertically.
-    assert!(
-        (offset.z + lag).abs() <= 0.05 * lag,
-        "rider lags {} m, expected {lag} m",
-        -offset.z
-    );
-    assert!(
-        (offset.y - 0.75).abs() <= slop() && offset.x.abs() <= slop(),
-        "rider offset {offset}"
-    );
+    assert_rider_slipped_then_rode(&app, rider, platform, v);
     assert!(
         (velocity(&app, rider) - v).length() <= 1e-3,
         "rider velocity {}",
@@ -243,18 +229,7 @@ fn kinematic_targets_carry_a_box_by_friction() {
         assert!((velocity(&app, platform) - v).length() <= 1e-5, "step {k}");
         assert_eq!(position(&app, platform), target.position, "step {k}");
     }
-    let lag = v.z * v.z / (2.0 * 0.5 * g());
-    let offset = position(&app, rider) - position(&app, platform);
-    // 5 %, the friction bar of the velocity-driven test above.
-    assert!(
-        (offset.z + lag).abs() <= 0.05 * lag,
-        "rider lags {} m, expected {lag} m",
-        -offset.z
-    );
-    assert!(
-        (offset.y - 0.75).abs() <= slop() && offset.x.abs() <= slop(),
-        "rider offset {offset}"
-    );
+    assert_rider_slipped_then_rode(&app, rider, platform, v);
     assert!((velocity(&app, rider) - v).length() <= 1e-3);
     // The last target is held: the platform stops dead and the rider settles and sleeps.
     step(&mut app, 128);
@@ -322,4 +297,22 @@ fn bad_kinematic_targets_warn_and_are_ignored() {
             .collect();
         assert_eq!(named.len(), 1, "{entity}: {warnings:?}");
     }
+}
+
+/// A platform that started at `v` at once: kinetic friction (μ = 0.5, default on both)
+/// accelerates the rider at μ g until it matches, so it slips back by v² / (2 μ g) and then
+/// rides along. 5 %: the friction bar used for sliding (friction.rs); plus linear_slop
+/// vertically.
+fn assert_rider_slipped_then_rode(app: &App, rider: Entity, platform: Entity, v: Vec3) {
+    let lag = v.z * v.z / (2.0 * 0.5 * g());
+    let offset = position(app, rider) - position(app, platform);
+    assert!(
+        (offset.z + lag).abs() <= 0.05 * lag,
+        "rider lags {} m, expected {lag} m",
+        -offset.z
+    );
+    assert!(
+        (offset.y - 0.75).abs() <= slop() && offset.x.abs() <= slop(),
+        "rider offset {offset}"
+    );
 }
