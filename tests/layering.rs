@@ -108,6 +108,22 @@ const ALLOWED: &[(&str, &[&str])] = &[
         ],
     ),
     (
+        "diagnostics",
+        &["math", "schedule", "settings", "body", "collision"],
+    ),
+    (
+        "picking",
+        &[
+            "math",
+            "schedule",
+            "validation",
+            "settings",
+            "body",
+            "collision",
+            "spatial_query",
+        ],
+    ),
+    (
         "interpolation",
         &[
             "math",

@@ -62,6 +62,7 @@ fn public_types() -> Vec<Found> {
         // Modules compiled only with a feature.
         .filter(|f| cfg!(feature = "debug-render") || !f.ends_with("debug_render.rs"))
         .filter(|f| cfg!(feature = "collider-from-mesh") || !f.ends_with("collision/mesh.rs"))
+        .filter(|f| cfg!(feature = "picking") || !f.ends_with("picking.rs"))
         .map(|f| {
             let text = std::fs::read_to_string(&f).unwrap();
             (f, text)
@@ -113,6 +114,11 @@ fn app() -> App {
         bevy::asset::AssetPlugin::default(),
         bevy::gizmos::GizmoPlugin,
         PhysicsDebugPlugin,
+    ));
+    #[cfg(feature = "picking")]
+    app.add_plugins((
+        bevy::picking::PickingPlugin,
+        impetus3d::picking::PhysicsPickingPlugin,
     ));
     app
 }
