@@ -26,6 +26,8 @@
 //! The clock is read between the stages, so the stage times add up to the step time, less the
 //! few microseconds the schedule spends between systems. Nothing the simulation computes
 //! depends on them.
+//!
+//! [`DiagnosticsStore`]: bevy::diagnostic::DiagnosticsStore
 
 use bevy::diagnostic::{Diagnostic, DiagnosticPath, Diagnostics, RegisterDiagnostic};
 use bevy::platform::time::Instant;

@@ -114,6 +114,11 @@ impl Plugin for PhysicsPickingPlugin {
 /// defaults by [`PhysicsPickingPlugin`].
 #[derive(Resource, Clone, Copy, Debug, PartialEq, Reflect)]
 #[reflect(Resource, Default, Debug, PartialEq, Clone)]
+#[cfg_attr(
+    feature = "serialize",
+    derive(serde::Serialize, serde::Deserialize),
+    reflect(Serialize, Deserialize)
+)]
 pub struct PhysicsPickingSettings {
     /// Only rays of cameras marked [`PhysicsPickable`] are cast, and only colliders marked
     /// [`PhysicsPickable`] (on the collider or its body) are reported. Default `false`: every
@@ -137,6 +142,11 @@ impl Default for PhysicsPickingSettings {
 /// Ignored otherwise.
 #[derive(Component, Clone, Copy, Debug, Default, PartialEq, Eq, Reflect)]
 #[reflect(Component, Default, Debug, PartialEq, Clone)]
+#[cfg_attr(
+    feature = "serialize",
+    derive(serde::Serialize, serde::Deserialize),
+    reflect(Serialize, Deserialize)
+)]
 pub struct PhysicsPickable;
 
 /// On a camera: which colliders its rays may pick (collision-layer mask, excluded colliders or
@@ -155,6 +165,11 @@ pub struct PhysicsPickable;
 /// ```
 #[derive(Component, Clone, Debug, Default, PartialEq, Reflect)]
 #[reflect(Component, Default, Debug, PartialEq, Clone)]
+#[cfg_attr(
+    feature = "serialize",
+    derive(serde::Serialize, serde::Deserialize),
+    reflect(Serialize, Deserialize)
+)]
 pub struct PhysicsPickingFilter(pub SpatialQueryFilter);
 
 /// The camera end of a ray: its order, marker and filter. A ray in the [`RayMap`] may name an

@@ -116,7 +116,10 @@ fn app() -> App {
         PhysicsDebugPlugin,
     ));
     #[cfg(feature = "picking")]
-    app.add_plugins(impetus3d::picking::PhysicsPickingPlugin);
+    app.add_plugins((
+        bevy::picking::PickingPlugin,
+        impetus3d::picking::PhysicsPickingPlugin,
+    ));
     app
 }
 
