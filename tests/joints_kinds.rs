@@ -908,6 +908,53 @@ fn prismatic_velocity_motor_accelerates_at_its_force_limit() {
     assert!((v - 2.0).abs() <= 1e-3, "after 5 s: {v} m/s, target 2");
 }
 
+/// A force-limited prismatic position motor: a 10 kg slider (gravity off) sent 1 m with at
+/// most 5 N. Pushing all the way it could not get there before √(2 d m / F) = 2 s; pushing
+/// with 5 N until the braking curve v = √(F/m · e) and braking with half the force it arrives
+/// at rest after 1.15 s + 2.31 s = 3.46 s. It must not pass the target by more than the
+/// brief's 1 mm (a servo that only pushes towards it has nothing to stop it and swings ±1 m
+/// forever) and must stay there.
+#[test]
+fn force_limited_prismatic_position_motor_stops_at_its_target() {
+    let mut app = app();
+    no_gravity(&mut app);
+    let anchor = static_anchor(&mut app);
+    let slider = spawn(
+        &mut app,
+        (
+            RigidBody::Dynamic,
+            Collider::sphere(0.25),
+            Mass(10.0),
+            Transform::default(),
+            SleepingDisabled,
+        ),
+    );
+    spawn(
+        &mut app,
+        PrismaticJoint::new(anchor, slider)
+            .with_slider_axis(Vec3::X)
+            .with_motor(JointMotor::position(1.0, 5.0)),
+    );
+    let (mut arrived, mut furthest) = (None, f32::MIN);
+    for i in 1..=(6.0 / DT) as usize {
+        step(&mut app, 1);
+        let x = position(&app, slider).x;
+        furthest = furthest.max(x);
+        if arrived.is_none() && (x - 1.0).abs() <= 1e-3 {
+            arrived = Some(i as f32 * DT);
+        }
+    }
+    let x = position(&app, slider).x;
+    println!("prismatic servo: within 1 mm after {arrived:?} s, furthest {furthest} m, at {x} m");
+    let arrived = arrived.expect("never came within 1 mm of the target");
+    assert!(
+        (2.0..=4.0).contains(&arrived),
+        "within 1 mm after {arrived} s: no sooner than 2 s, about 3.5 s"
+    );
+    assert!(furthest <= 1.0 + 1e-3, "slid to {furthest} m, target 1 m");
+    assert!((x - 1.0).abs() <= 1e-3, "at {x} m after 6 s, target 1 m");
+}
+
 /// A distance joint's minimum: a ball thrown at 5 m/s straight at its anchor (gravity off) on
 /// a joint limited to [1, 2] m stops 1 m from it (within the XPBD projection's 1e-3 m) instead
 /// of passing through, and reaches that minimum.
@@ -943,4 +990,78 @@ fn distance_joint_minimum_holds() {
         closest <= 1.0 + 1e-3,
         "never reached the minimum: closest {closest} m"
     );
+}
+
+/// A rigid position motor with a torque limit lifts a 2 m, 100 kg arm (I = 133.9 kg·m² about
+/// the hinge; gravity's torque m g L/2 cos θ up to 981 N·m) from horizontal to 45° with at
+/// most 2,000 N·m. It cannot get there sooner than √(2θ/α) = 0.324 s, the whole limit
+/// α = 2000/I pushing all the way with no gravity; pushing with the limit up and braking with
+/// half of it down the
+/// braking curve (gravity helps the braking) it arrives in about 0.6 s. It must not swing
+/// past the target (a servo that only pushes towards it with its limit swings between 12°
+/// and 58° forever) and must then hold the angle: the 694 N·m gravity needs at 45° is within
+/// the limit, so the motor projects it exactly.
+#[test]
+fn force_limited_position_motor_arrives_without_swinging() {
+    let mut app = app();
+    let anchor = static_anchor(&mut app);
+    let arm = spawn(
+        &mut app,
+        (
+            RigidBody::Dynamic,
+            Collider::cuboid(2.0, 0.25, 0.2),
+            Transform::from_xyz(1.0, 0.0, 0.0),
+            SleepingDisabled,
+        ),
+    );
+    let (target, limit) = (FRAC_PI_4, 2000.0);
+    spawn(
+        &mut app,
+        RevoluteJoint::new(anchor, arm)
+            .with_local_anchor2(Vec3::new(-1.0, 0.0, 0.0))
+            .with_motor(JointMotor::position(target, limit)),
+    );
+    let inertia = 100.0 * (4.0625 / 12.0 + 1.0);
+    let earliest = (2.0 * target / (limit / inertia)).sqrt();
+    let (mut arrived, mut highest) = (None, f32::MIN);
+    let steps = (2.0 / DT) as usize;
+    let mut last_second = (f32::MAX, f32::MIN);
+    for i in 1..=steps {
+        step(&mut app, 1);
+        let angle = hinge_angle(&app, arm);
+        highest = highest.max(angle);
+        if arrived.is_none() && (angle - target).abs().to_degrees() <= 1.0 {
+            arrived = Some(i as f32 * DT);
+        }
+        if i > steps / 2 {
+            last_second = (last_second.0.min(angle), last_second.1.max(angle));
+        }
+    }
+    println!(
+        "force-limited servo: within 1° after {arrived:?} s (earliest {earliest:.3} s), \
+         highest {:.3}°, last second {:.4}°..{:.4}°",
+        highest.to_degrees(),
+        last_second.0.to_degrees(),
+        last_second.1.to_degrees()
+    );
+    let arrived = arrived.expect("never came within 1° of the target");
+    assert!(
+        (earliest..=1.0).contains(&arrived),
+        "within 1° after {arrived} s; the torque limit allows {earliest:.3} s at the soonest, \
+         the braking curve about 0.6 s"
+    );
+    assert!(
+        (highest - target).to_degrees() <= 1.0,
+        "swung to {:.2}° past a {:.0}° target",
+        highest.to_degrees(),
+        target.to_degrees()
+    );
+    for a in [last_second.0, last_second.1] {
+        assert!(
+            (a - target).abs().to_degrees() <= 0.1,
+            "held at {:.3}°, target {:.0}°",
+            a.to_degrees(),
+            target.to_degrees()
+        );
+    }
 }

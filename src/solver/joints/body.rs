@@ -225,6 +225,23 @@ impl<'a> JointBody<'a> {
         n.dot(self.x.turn(n))
     }
 
+    /// `1 / I` for a turn about the unit axis `n` through the joint's anchor: the inertia
+    /// about the centre of mass plus the parallel-axis term of the centre's swing round the
+    /// anchor (0 for bodies that cannot move). With the anchor held still this is exact; a
+    /// free anchor only turns the body more easily.
+    pub(crate) fn pivot_inverse_inertia(&self, n: Vector) -> Scalar {
+        let turn = self.angular_inverse_mass(n);
+        // The centre moves along `swing` per radian about the anchor.
+        let swing = n.cross(-self.anchor_offset());
+        let linear = Vector::from(self.x.inverse_mass).dot(swing.normalize_or_zero().powf(2.0));
+        let denominator = linear + turn * swing.length_squared();
+        if denominator > 0.0 {
+            turn * linear / denominator
+        } else {
+            turn
+        }
+    }
+
     /// Angular velocity.
     #[inline]
     pub(crate) fn angular_velocity(&self) -> Vector {

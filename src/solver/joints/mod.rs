@@ -1120,7 +1120,10 @@ impl JointMotor {
     }
 
     /// Drives the joint to `target` (rad or m) with a rigid spring and at most `max_force`
-    /// (N·m or N; `Scalar::INFINITY` for no limit). For a soft servo, see
+    /// (N·m or N; `Scalar::INFINITY` for no limit). With a finite limit the motor is a
+    /// time-optimal servo: it moves at the largest speed from which half its force can still
+    /// stop the joint at the target (the other half is kept for loads such as gravity), so it
+    /// arrives without swinging about the target. For a soft servo, see
     /// [`with_compliance`](Self::with_compliance), or give the joint a
     /// [`JointSpring`] towards the target instead.
     pub fn position(target: Scalar, max_force: Scalar) -> Self {
@@ -1146,6 +1149,30 @@ impl JointMotor {
             *c = compliance;
         }
         self
+    }
+
+    /// The speed a rigid, force-limited position motor asks for when the joint is `error`
+    /// past its target: the speed that gets there within the substep `h`, but no more than
+    /// the braking speed √(2·a·|error|) for the deceleration `a` half the force gives the
+    /// joint's `inverse_mass`. A bang-bang servo that only pushes towards the target with its
+    /// force limit has no damping and swings about it forever under a load; this one
+    /// arrives with no speed left. `None` for the motors that solve their own row: velocity
+    /// motors, soft springs and unlimited motors, which reach the target exactly.
+    pub(crate) fn servo_speed(
+        &self,
+        error: Scalar,
+        inverse_mass: Scalar,
+        h: Scalar,
+    ) -> Option<Scalar> {
+        match self.target {
+            MotorTarget::Position { compliance, .. }
+                if compliance == 0.0 && self.max_force.is_finite() =>
+            {
+                let braking = (self.max_force * inverse_mass * error.abs()).sqrt();
+                Some(-error.signum() * (error.abs() / h).min(braking))
+            }
+            _ => None,
+        }
     }
 }
 

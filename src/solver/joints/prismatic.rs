@@ -195,15 +195,25 @@ impl PrismaticJoint {
         let dt = solve.h;
         let anchors = Anchors::new(b1, b2);
         let position = (anchors.p2 - anchors.p1).dot(axis);
+        // Slid so far this substep, against what a target speed asks for.
+        let speed_excess = |speed: Scalar| {
+            let anchor = |b: &JointBody| b.pre_xpbd_center() + b.pre_xpbd_rotation() * b.arm();
+            let before = (anchor(b2) - anchor(b1)).dot(b1.pre_xpbd_rotation() * self.free_axis);
+            let speed_now = (b2.velocity_at(anchors.r2) - b1.velocity_at(anchors.r1)).dot(axis);
+            position - before - (speed - speed_now) * dt
+        };
         let (excess, compliance) = match motor.target {
-            MotorTarget::Position { target, compliance } => (position - target, compliance),
-            MotorTarget::Velocity(speed) => {
-                // Slid so far this substep, against what the target speed asks for.
-                let anchor = |b: &JointBody| b.pre_xpbd_center() + b.pre_xpbd_rotation() * b.arm();
-                let before = (anchor(b2) - anchor(b1)).dot(b1.pre_xpbd_rotation() * self.free_axis);
-                let speed_now = (b2.velocity_at(anchors.r2) - b1.velocity_at(anchors.r1)).dot(axis);
-                (position - before - (speed - speed_now) * dt, 0.0)
+            MotorTarget::Position { target, compliance } => {
+                let error = position - target;
+                // The joint keeps the bodies from turning: only their masses resist.
+                let inverse_mass = b1.positional_inverse_mass(Vector::ZERO, axis)
+                    + b2.positional_inverse_mass(Vector::ZERO, axis);
+                match motor.servo_speed(error, inverse_mass, dt) {
+                    Some(speed) => (speed_excess(speed), 0.0),
+                    None => (error, compliance),
+                }
             }
+            MotorTarget::Velocity(speed) => (speed_excess(speed), 0.0),
         };
         let max = motor.max_force * dt * dt;
         solve.position_clamped(

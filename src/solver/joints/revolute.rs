@@ -228,25 +228,20 @@ impl RevoluteJoint {
         let angle = signed_angle(b1.rotation() * reference, b2.rotation() * reference, a1);
         let (excess, compliance) = match motor.target {
             MotorTarget::Position { target, compliance } => {
-                (wrap_angle(angle - target), compliance)
+                let error = wrap_angle(angle - target);
+                let inverse_mass = b1.pivot_inverse_inertia(a1) + b2.pivot_inverse_inertia(a1);
+                match motor.servo_speed(error, inverse_mass, dt) {
+                    Some(speed) => (
+                        self.speed_excess((b1, b2), reference, angle, speed, dt),
+                        0.0,
+                    ),
+                    None => (error, compliance),
+                }
             }
-            MotorTarget::Velocity(speed) => {
-                // Turned so far this substep, against what the target speed asks for.
-                let before = (
-                    b1.pre_xpbd_rotation() * reference,
-                    b2.pre_xpbd_rotation() * reference,
-                );
-                let angle_before = signed_angle(
-                    before.0,
-                    before.1,
-                    b1.pre_xpbd_rotation() * self.aligned_axis,
-                );
-                let speed_now = (b2.angular_velocity() - b1.angular_velocity()).dot(a1);
-                (
-                    wrap_angle(angle - angle_before) - (speed - speed_now) * dt,
-                    0.0,
-                )
-            }
+            MotorTarget::Velocity(speed) => (
+                self.speed_excess((b1, b2), reference, angle, speed, dt),
+                0.0,
+            ),
         };
         let max = motor.max_force * dt * dt;
         solve.angle_clamped(
@@ -257,6 +252,30 @@ impl RevoluteJoint {
             compliance,
             max,
         );
+    }
+
+    /// How far the hinge has turned this substep past what `speed` asks for: the turn of the
+    /// XPBD sets so far against the change of the relative angular velocity to `speed`.
+    fn speed_excess(
+        &self,
+        (b1, b2): (&JointBody, &JointBody),
+        reference: Vector,
+        angle: Scalar,
+        speed: Scalar,
+        dt: Scalar,
+    ) -> Scalar {
+        let before = (
+            b1.pre_xpbd_rotation() * reference,
+            b2.pre_xpbd_rotation() * reference,
+        );
+        let angle_before = signed_angle(
+            before.0,
+            before.1,
+            b1.pre_xpbd_rotation() * self.aligned_axis,
+        );
+        let a1 = b1.rotation() * self.aligned_axis;
+        let speed_now = (b2.angular_velocity() - b1.angular_velocity()).dot(a1);
+        wrap_angle(angle - angle_before) - (speed - speed_now) * dt
     }
 
     /// The spring and friction rows, about body 1's axis. The turn since the start of the
