@@ -348,6 +348,94 @@ fn hinge_friction_holds_a_smaller_torque_and_yields_to_a_larger_one() {
     }
 }
 
+/// The same ball on a spherical joint at its centre, friction isotropic: a torque about a
+/// tilted axis is held below the friction and turns the ball about that same axis at
+/// (τ − T) t / I above it; a spin about another axis runs down at T / I to rest.
+#[test]
+fn ball_joint_friction_holds_yields_and_stops_a_spin_about_any_axis() {
+    let friction = 50.0;
+    let ball_joint = |app: &mut App| {
+        no_gravity(app);
+        let anchor = static_anchor(app);
+        let ball = spawn(
+            app,
+            (
+                RigidBody::Dynamic,
+                Collider::sphere(0.5),
+                Transform::default(),
+                SleepingDisabled,
+            ),
+        );
+        let joint = spawn(
+            app,
+            SphericalJoint::new(anchor, ball).with_friction(friction),
+        );
+        (ball, joint)
+    };
+    let axis = Vec3::new(1.0, 2.0, 2.0) / 3.0;
+    for torque in [30.0, 80.0] {
+        let mut app = app();
+        let (ball, joint) = ball_joint(&mut app);
+        set(&mut app, ball, ConstantTorque(axis * torque));
+        step(&mut app, 64);
+        let w = angular_velocity(&app, ball);
+        let turned = rotation(&app, ball).angle_between(Quat::IDENTITY);
+        let expected = (torque - friction).max(0.0) * 64.0 * DT / WHEEL_INERTIA;
+        let reported = joint_state::<SphericalJoint>(&app, joint).torque();
+        println!(
+            "ball-joint friction {friction} N·m, torque {torque} N·m about {axis}: ω = {w} \
+             (|ω| expected {expected:.6}), turned {turned:.3e} rad, joint torque {reported}"
+        );
+        if torque < friction {
+            assert!(
+                w.length() <= 1e-5,
+                "turning at {w} rad/s under {torque} N·m"
+            );
+            assert!(turned <= 1e-5, "turned {turned} rad under {torque} N·m");
+            assert!(
+                (reported + axis * torque).length() <= 1e-3 * torque,
+                "torque {reported}"
+            );
+        } else {
+            assert!(
+                (w.length() / expected - 1.0).abs() <= 1e-3,
+                "|ω| = {} rad/s, (τ − T) t / I = {expected}",
+                w.length()
+            );
+            assert!(
+                w.normalize().angle_between(axis) <= 1e-3,
+                "turns about {w}, torque about {axis}"
+            );
+            assert!(
+                (reported + axis * friction).length() <= 1e-3 * friction,
+                "torque {reported}"
+            );
+        }
+    }
+    // A spin of 3 rad/s about (2, −1, 2)/3 runs down at T / I = 0.955 rad/s² and stops
+    // after 3.14 s; after 2 s it is 3 − 2 T / I.
+    let mut app = app();
+    let (ball, _) = ball_joint(&mut app);
+    let spin = Vec3::new(2.0, -1.0, 2.0);
+    set(&mut app, ball, AngularVelocity(spin));
+    step(&mut app, 128);
+    let w = angular_velocity(&app, ball);
+    let expected = 3.0 - friction * 128.0 * DT / WHEEL_INERTIA;
+    println!("ball-joint spin after 2 s: {w}, |ω| expected {expected}");
+    assert!(
+        (w.length() / expected - 1.0).abs() <= 1e-3,
+        "|ω| = {} after 2 s, 3 − T t / I = {expected}",
+        w.length()
+    );
+    assert!(
+        w.normalize().angle_between(spin) <= 1e-3,
+        "spins about {w}, started about {spin}"
+    );
+    step(&mut app, 128);
+    let w = angular_velocity(&app, ball);
+    assert!(w.length() <= 1e-5, "still turning at {w} rad/s after 4 s");
+}
+
 #[test]
 fn slider_friction_holds_a_smaller_force_and_yields_to_a_larger_one() {
     let friction = 20.0;

@@ -1,4 +1,4 @@
-//! The spherical (ball-and-socket) joint, with optional swing and twist limits.
+//! The spherical (ball-and-socket) joint, with optional swing and twist limits and friction.
 
 use bevy::ecs::reflect::ReflectMapEntities;
 use bevy::prelude::*;
@@ -6,6 +6,7 @@ use bevy::prelude::*;
 use super::contact_blocks::Held;
 use super::point::PointRow;
 use super::prepared::{JointList, XpbdJoint, XpbdJoints, solve_alone};
+use super::spring::check_friction;
 use super::{
     JointBase, JointBody, JointCache, JointSolve, Substep, check_axis, check_limits, impl_joint,
 };
@@ -48,9 +49,11 @@ pub struct SphericalJoint {
     twist_axis: Vector,
     swing_limits: Option<(Scalar, Scalar)>,
     twist_limits: Option<(Scalar, Scalar)>,
+    friction: Option<Scalar>,
     position_lagrange: Vector,
     swing_lagrange: Scalar,
     twist_lagrange: Scalar,
+    friction_lagrange: Vector,
 }
 
 impl_joint!(SphericalJoint);
@@ -64,9 +67,11 @@ impl SphericalJoint {
             twist_axis: Vector::X,
             swing_limits: None,
             twist_limits: None,
+            friction: None,
             position_lagrange: Vector::ZERO,
             swing_lagrange: 0.0,
             twist_lagrange: 0.0,
+            friction_lagrange: Vector::ZERO,
         }
     }
 
@@ -104,6 +109,20 @@ impl SphericalJoint {
         self
     }
 
+    /// Adds friction: up to `torque` N·m about any axis resists the bodies' turning relative
+    /// to each other (a stiff shoulder, a ball joint that holds its pose under smaller loads).
+    /// A NaN or negative torque is replaced by 0 with a warning when the joint enters the
+    /// world.
+    pub fn with_friction(mut self, torque: Scalar) -> Self {
+        self.friction = Some(torque);
+        self
+    }
+
+    /// The friction torque, N·m, if any.
+    pub fn friction(&self) -> Option<Scalar> {
+        self.friction
+    }
+
     /// Normalises the swing axis and makes the twist axis a unit vector perpendicular to it.
     fn check_axes(&mut self) -> Option<String> {
         let swing = check_axis(&mut self.swing_axis, "swing axis", Vector::Y);
@@ -137,6 +156,15 @@ impl SphericalJoint {
 
 /// `axis` with its component along `normal` removed, normalised (any perpendicular if none is
 /// left).
+/// The rotation vector (world) a body has turned since the start of the substep: what the
+/// XPBD sets turned it since its position integration, plus that integration's `ω h`
+/// (velocities change only after the XPBD sets).
+fn turned_this_substep(body: &JointBody, h: Scalar) -> Vector {
+    let xpbd = body.rotation() * body.pre_xpbd_rotation().inverse();
+    // Small per substep: the rotation vector is twice the quaternion's vector part.
+    2.0 * xpbd.w.signum() * xpbd.xyz() + body.angular_velocity() * h
+}
+
 fn perpendicular(axis: Vector, normal: Vector) -> Vector {
     (axis - normal * axis.dot(normal))
         .try_normalize()
@@ -150,6 +178,7 @@ impl Validate for SphericalJoint {
             self.check_axes(),
             check_limits(&mut self.swing_limits, "swing limits"),
             check_limits(&mut self.twist_limits, "twist limits"),
+            check_friction(&mut self.friction),
         ])
     }
 }
@@ -164,6 +193,7 @@ impl XpbdConstraint<2> for SphericalJoint {
         self.position_lagrange = Vector::ZERO;
         self.swing_lagrange = 0.0;
         self.twist_lagrange = 0.0;
+        self.friction_lagrange = Vector::ZERO;
     }
 
     fn solve(&mut self, bodies: [&mut RigidBodyQueryItem; 2], dt: Scalar) {
@@ -192,6 +222,15 @@ impl XpbdJoint for SphericalJoint {
             self.solve_limits(&mut solve, &mut b1, &mut b2);
         }
         solve.point(&mut b1, &mut b2, &mut self.position_lagrange, compliance);
+        if let Some(torque) = self.friction {
+            let turned = turned_this_substep(&b2, step.h) - turned_this_substep(&b1, step.h);
+            solve.angular_friction(
+                (&mut b1, &mut b2),
+                turned,
+                &mut self.friction_lagrange,
+                torque,
+            );
+        }
         solve.finish(&mut self.base, &mut b1, &mut b2);
     }
 
@@ -200,6 +239,7 @@ impl XpbdJoint for SphericalJoint {
         component.position_lagrange = self.position_lagrange;
         component.swing_lagrange = self.swing_lagrange;
         component.twist_lagrange = self.twist_lagrange;
+        component.friction_lagrange = self.friction_lagrange;
     }
 
     fn list(joints: &mut XpbdJoints) -> &mut JointList<Self> {
@@ -211,6 +251,7 @@ impl XpbdJoint for SphericalJoint {
     fn point_only(&self) -> bool {
         self.swing_limits.is_none()
             && self.twist_limits.is_none()
+            && self.friction.is_none()
             && self.base.linear_damping == 0.0
             && self.base.angular_damping == 0.0
     }

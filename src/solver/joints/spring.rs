@@ -283,4 +283,31 @@ impl JointSolve<'_> {
         *lagrange = new;
         self.apply_row(b1, b2, row, dl);
     }
+
+    /// One pass of an isotropic angular friction: `turned` is the rotation vector body 2
+    /// turned relative to body 1 since the start of the substep, which the friction takes
+    /// back with a torque of at most `max_torque` about any axis. The multiplier is a vector
+    /// clamped to a ball (a cone of torques, not a box per axis); each pass solves along the
+    /// direction of what is left to take back, exact for an isotropic inertia and converging
+    /// over the passes otherwise.
+    pub(crate) fn angular_friction(
+        &mut self,
+        (b1, b2): (&mut JointBody, &mut JointBody),
+        turned: Vector,
+        lagrange: &mut Vector,
+        max_torque: Scalar,
+    ) {
+        let Some(axis) = turned.try_normalize() else {
+            return;
+        };
+        let w = Self::row_inverse_mass(b1, b2, Row::Angular(axis));
+        if w <= Scalar::EPSILON {
+            return;
+        }
+        let max = max_torque * self.h * self.h;
+        let new = (*lagrange - turned / w).clamp_length_max(max);
+        let dl = new - *lagrange;
+        *lagrange = new;
+        self.turn(b1, b2, -dl);
+    }
 }
