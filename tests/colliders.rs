@@ -540,6 +540,13 @@ fn scaled_colliders_take_the_scaled_size() {
     let scale = Vec3::new(2.0, 1.0, 0.5);
     let boxed = Collider::cuboid(1.0, 1.0, 1.0).scaled(scale, 10);
     assert_eq!(boxed.shape().as_cuboid().unwrap().half_extents, 0.5 * scale);
+    // avian's in-place name does the same.
+    let mut in_place = Collider::cuboid(1.0, 1.0, 1.0);
+    in_place.set_scale(scale, 10);
+    assert_eq!(
+        in_place.shape().as_cuboid().unwrap().half_extents,
+        0.5 * scale
+    );
     let ellipsoid = Collider::sphere(1.0).scaled(scale, 16);
     assert!(ellipsoid.validate().is_none(), "{:?}", ellipsoid.validate());
     let aabb = ellipsoid.shape().compute_local_aabb();

@@ -158,6 +158,11 @@ impl Collider {
         }
     }
 
+    /// Stretches this shape in place: [`scaled`](Self::scaled) under avian's name.
+    pub fn set_scale(&mut self, scale: Vector, subdivisions: u32) {
+        *self = self.scaled(scale, subdivisions);
+    }
+
     /// The convex hull of `points`, or `None` if the points are degenerate (fewer than four,
     /// coplanar or collinear, or not finite) or more than
     /// [`MAX_HULL_POINTS`](crate::validation::MAX_HULL_POINTS).
