@@ -873,11 +873,8 @@ fn compliant_position_motor_settles_on_its_angle() {
     );
 }
 
-/// A prismatic velocity motor with a force limit: a 10 kg slider (gravity off) asked for
-/// 2 m/s with at most 5 N accelerates at F / m = 0.5 m/s² (speed 0.5 m/s after 1 s, within
-/// 1 %) and then holds 2 m/s.
-#[test]
-fn prismatic_velocity_motor_accelerates_at_its_force_limit() {
+/// A 10 kg ball on a slider along X driven by `motor`, gravity off.
+fn motor_slider(motor: JointMotor) -> (App, Entity) {
     let mut app = app();
     no_gravity(&mut app);
     let anchor = static_anchor(&mut app);
@@ -895,8 +892,17 @@ fn prismatic_velocity_motor_accelerates_at_its_force_limit() {
         &mut app,
         PrismaticJoint::new(anchor, slider)
             .with_slider_axis(Vec3::X)
-            .with_motor(JointMotor::velocity(2.0, 5.0)),
+            .with_motor(motor),
     );
+    (app, slider)
+}
+
+/// A prismatic velocity motor with a force limit: a 10 kg slider (gravity off) asked for
+/// 2 m/s with at most 5 N accelerates at F / m = 0.5 m/s² (speed 0.5 m/s after 1 s, within
+/// 1 %) and then holds 2 m/s.
+#[test]
+fn prismatic_velocity_motor_accelerates_at_its_force_limit() {
+    let (mut app, slider) = motor_slider(JointMotor::velocity(2.0, 5.0));
     step(&mut app, 64);
     let v = velocity(&app, slider).x;
     assert!(
@@ -916,25 +922,7 @@ fn prismatic_velocity_motor_accelerates_at_its_force_limit() {
 /// forever) and must stay there.
 #[test]
 fn force_limited_prismatic_position_motor_stops_at_its_target() {
-    let mut app = app();
-    no_gravity(&mut app);
-    let anchor = static_anchor(&mut app);
-    let slider = spawn(
-        &mut app,
-        (
-            RigidBody::Dynamic,
-            Collider::sphere(0.25),
-            Mass(10.0),
-            Transform::default(),
-            SleepingDisabled,
-        ),
-    );
-    spawn(
-        &mut app,
-        PrismaticJoint::new(anchor, slider)
-            .with_slider_axis(Vec3::X)
-            .with_motor(JointMotor::position(1.0, 5.0)),
-    );
+    let (mut app, slider) = motor_slider(JointMotor::position(1.0, 5.0));
     let (mut arrived, mut furthest) = (None, f32::MIN);
     for i in 1..=(6.0 / DT) as usize {
         step(&mut app, 1);
