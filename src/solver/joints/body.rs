@@ -233,7 +233,8 @@ impl<'a> JointBody<'a> {
         let turn = self.angular_inverse_mass(n);
         // The centre moves along `swing` per radian about the anchor.
         let swing = n.cross(-self.anchor_offset());
-        let linear = Vector::from(self.x.inverse_mass).dot(swing.normalize_or_zero().powf(2.0));
+        let along = swing.normalize_or_zero();
+        let linear = Vector::from(self.x.inverse_mass).dot(along * along);
         let denominator = linear + turn * swing.length_squared();
         if denominator > 0.0 {
             turn * linear / denominator
