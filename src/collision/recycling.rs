@@ -10,20 +10,26 @@
 //! - Between shapes without curved surfaces (boxes, hulls, triangles, meshes, heightfields,
 //!   compounds of those) each point keeps its anchors on both colliders: they sit on corners
 //!   and edges that turn with the bodies.
-//! - A ball, capsule or cylinder resting on a flat face keeps the face's normal, fixed in the
-//!   face's frame, and its own point is put back each step where its surface meets that normal
-//!   (the lowest point of a ball on the ground, the line a lying cylinder touches along). A
-//!   point carried round with a rolling body would leave the lowest point: a cylinder lying on
-//!   the ground rocked on its carried points and rolled away at 0.4 m/s within 10 s. The
-//!   normal a fresh manifold gets from parry's GJK/EPA is off the face's by a fraction of a
-//!   milliradian (0.2–0.5 mrad seen for a capsule against a box) and moves with the solver's
-//!   noise; it is snapped to the face's normal (when within [`FACE_TILT`]), so that a resting
-//!   cylinder's line of contact stays where it is.
-//! - Every other pair (two curved surfaces, a curved surface on an edge or a corner) is built
-//!   afresh every step, and so is a curved shape touching a kinematic body: a character
-//!   controller's push model, which shares a pushing body's closing speed step by step, is
-//!   tuned against freshly built contacts, and with snapped normals its pushes came out up to
-//!   two steps' travel longer.
+//! - A ball, capsule or cylinder on a shape without curved surfaces keeps the normal, fixed in
+//!   that shape's frame, and its own point is put back each step where its surface meets that
+//!   normal (the lowest point of a ball on the ground, the line a lying cylinder touches
+//!   along). A point carried round with a rolling body would leave the lowest point: a
+//!   cylinder lying on the ground rocked on its carried points and rolled away at 0.4 m/s
+//!   within 10 s. On a face, the normal a fresh manifold gets from parry's GJK/EPA is off the
+//!   face's by a fraction of a milliradian (0.2–0.5 mrad seen for a capsule against a box) and
+//!   moves with the solver's noise; it is snapped to the face's normal (when within
+//!   [`FACE_TILT`]), so that a resting cylinder's line of contact stays where it is. On an
+//!   edge or a corner the normal is kept as built.
+//! - Two of those curved shapes keep the normal fixed in collider 1's frame, and both points
+//!   are put back where their surfaces meet it. While the pair moves less than the recycling
+//!   bounds the normal is off the true one by at most the slide over the radii (1 cm over
+//!   the sum of the radii: 0.02 rad for two 0.25 m balls), and the distance by the second
+//!   order of that (0.05 mm for those balls), well inside the contact tolerances; fresh
+//!   GJK/EPA normals, by contrast, move with the solver's noise every step.
+//! - Every other pair (a cone, a compound with a curved part) is built afresh every step, and
+//!   so is a curved shape touching a kinematic body: a character controller's push model,
+//!   which shares a pushing body's closing speed step by step, is tuned against freshly built
+//!   contacts, and with snapped normals its pushes came out up to two steps' travel longer.
 
 use bevy::math::Vec3;
 use parry3d::math::Pose;
@@ -51,8 +57,11 @@ pub(crate) enum Recycling {
     Never,
     /// Both shapes without curved surfaces: the points keep their anchors on both colliders.
     Anchored,
-    /// A curved shape on a face of the other collider (`true`: collider 1's face).
-    OnFace { face_is_first: bool },
+    /// A curved shape on one without curved surfaces (`true`: collider 1 is the flat one):
+    /// the normal stays fixed in the flat collider's frame.
+    OnFlat { flat_is_first: bool },
+    /// Two curved shapes: the normal stays fixed in collider 1's frame.
+    OnRound,
 }
 
 /// Shapes without curved surfaces: boxes, convex hulls, triangles and meshes, compounds of
@@ -88,53 +97,90 @@ pub(crate) fn classify(
     if kinematic {
         return Recycling::Never;
     }
-    for face_is_first in [true, false] {
-        let (flat, round) = if face_is_first {
-            (shape1, shape2)
-        } else {
-            (shape2, shape1)
-        };
-        if is_round(round) && snap_to_faces(manifolds, flat, face_is_first) {
-            // The snapped normal and the points on it, as a recycled step would give them.
-            for m in manifolds.iter_mut() {
-                rest_on_face(m, pos12, round, face_is_first);
+    match (is_round(shape1), is_round(shape2)) {
+        (true, true) => {
+            // On faces of the other (a cylinder's cap), as on a shape without curved surfaces.
+            for flat_is_first in [true, false] {
+                let flat = if flat_is_first { shape1 } else { shape2 };
+                if all_on_faces(manifolds, flat, flat_is_first) {
+                    hold_on_flat(manifolds, pos12, (shape1, shape2), flat_is_first);
+                    return Recycling::OnFlat { flat_is_first };
+                }
             }
-            return Recycling::OnFace { face_is_first };
+            // The points as a recycled step would give them.
+            for m in manifolds.iter_mut() {
+                rest_on_round(m, pos12, shape1, shape2);
+            }
+            Recycling::OnRound
         }
+        // A curved shape on faces, edges or corners of one without curved surfaces.
+        (false, true) | (true, false) => {
+            let flat_is_first = !is_round(shape1);
+            let flat = if flat_is_first { shape1 } else { shape2 };
+            if !is_polyhedral(flat)
+                || touching_features(manifolds, flat, flat_is_first)
+                    .any(|feature| feature == Feature::TiltedFace)
+            {
+                return Recycling::Never;
+            }
+            hold_on_flat(manifolds, pos12, (shape1, shape2), flat_is_first);
+            Recycling::OnFlat { flat_is_first }
+        }
+        (false, false) => Recycling::Never,
     }
-    Recycling::Never
 }
 
-/// True if every manifold with points has its normal within [`FACE_TILT`] of a face of
-/// `flat` (collider 1 if `face_is_first`), which it is then snapped to; false (and nothing
-/// changed) if any meets an edge, a corner or a curved surface, and for more than eight
-/// touching manifolds (a shape across that many triangles of a mesh is rebuilt every step).
-fn snap_to_faces(manifolds: &mut [Manifold], flat: &dyn Shape, face_is_first: bool) -> bool {
-    let mut faces = [Vec3::ZERO; 8];
-    let touching = || manifolds.iter().filter(|m| !m.points.is_empty());
-    if touching().count() == 0 || touching().count() > faces.len() {
-        return false;
-    }
-    for (face, m) in faces.iter_mut().zip(touching()) {
-        let (subshape, normal) = if face_is_first {
-            (m.subshape1, m.local_n1)
+/// Snaps the normals that meet faces of the flat collider to them and puts the points where a
+/// recycled step would.
+fn hold_on_flat(
+    manifolds: &mut [Manifold],
+    pos12: &Pose,
+    (shape1, shape2): (&dyn Shape, &dyn Shape),
+    flat_is_first: bool,
+) {
+    let (flat, round) = if flat_is_first {
+        (shape1, shape2)
+    } else {
+        (shape2, shape1)
+    };
+    for m in manifolds.iter_mut() {
+        let (subshape, normal) = if flat_is_first {
+            (m.subshape1, &mut m.local_n1)
         } else {
-            (m.subshape2, m.local_n2)
+            (m.subshape2, &mut m.local_n2)
         };
-        match face_normal(flat, subshape, normal) {
-            Some(found) => *face = found,
-            None => return false,
+        if let Feature::Face(face) = feature_met(flat, subshape, *normal) {
+            *normal = face;
         }
+        rest_on_flat(m, pos12, round, flat_is_first);
     }
-    let touching = manifolds.iter_mut().filter(|m| !m.points.is_empty());
-    for (face, m) in faces.iter().zip(touching) {
-        if face_is_first {
-            m.local_n1 = *face;
-        } else {
-            m.local_n2 = *face;
-        }
-    }
-    true
+}
+
+/// True if there are manifolds with points and every one meets a face of `flat` (collider 1
+/// if `flat_is_first`).
+fn all_on_faces(manifolds: &[Manifold], flat: &dyn Shape, flat_is_first: bool) -> bool {
+    let mut features = touching_features(manifolds, flat, flat_is_first).peekable();
+    features.peek().is_some() && features.all(|feature| matches!(feature, Feature::Face(_)))
+}
+
+/// What the normal of each manifold with points meets on `flat` (collider 1 if
+/// `flat_is_first`).
+fn touching_features<'a>(
+    manifolds: &'a [Manifold],
+    flat: &'a dyn Shape,
+    flat_is_first: bool,
+) -> impl Iterator<Item = Feature> + 'a {
+    manifolds
+        .iter()
+        .filter(|m| !m.points.is_empty())
+        .map(move |m| {
+            let (subshape, normal) = if flat_is_first {
+                (m.subshape1, m.local_n1)
+            } else {
+                (m.subshape2, m.local_n2)
+            };
+            feature_met(flat, subshape, normal)
+        })
 }
 
 /// Balls, capsules and cylinders: the curved shapes whose surface point along a normal
@@ -146,23 +192,40 @@ fn is_round(shape: &dyn Shape) -> bool {
     )
 }
 
-/// The normal of the face of `flat`'s part `subshape` that `normal` (in that part's frame)
-/// is within [`FACE_TILT`] of, pointing the same way; `None` if it meets an edge or a corner.
-fn face_normal(flat: &dyn Shape, subshape: u32, normal: Vec3) -> Option<Vec3> {
-    let mut found = None;
+/// What a contact normal meets on a shape without curved surfaces.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Feature {
+    /// A face whose normal (given) is within [`FACE_TILT`] of it.
+    Face(Vec3),
+    /// An edge or a corner: the normal is the pair's own.
+    EdgeOrCorner,
+    /// A face the normal is tilted from by more than [`FACE_TILT`], or a degenerate one: a
+    /// normal from a deep or noisy GJK/EPA solve, not to be kept.
+    TiltedFace,
+}
+
+/// What `normal` (in the frame of `flat`'s part `subshape`) meets on that part.
+fn feature_met(flat: &dyn Shape, subshape: u32, normal: Vec3) -> Feature {
+    let mut found = Feature::TiltedFace;
     let check = |part: &dyn Shape| {
-        let (map, _) = part.as_polygonal_feature_map()?;
+        let Some((map, _)) = part.as_polygonal_feature_map() else {
+            return Feature::TiltedFace;
+        };
         let mut feature = PolygonalFeature::default();
         map.local_support_feature(normal, &mut feature);
         if feature.num_vertices < 3 {
-            return None;
+            return Feature::EdgeOrCorner;
         }
         let [a, b, c, _] = feature.vertices;
         let face = (b - a).cross(c - a).normalize_or_zero();
         let face = if face.dot(normal) < 0.0 { -face } else { face };
         // A degenerate face (zero normal) passes the tilt test but not this.
         let along = face.dot(normal) > 0.0;
-        (along && face.cross(normal).length_squared() < FACE_TILT * FACE_TILT).then_some(face)
+        if along && face.cross(normal).length_squared() < FACE_TILT * FACE_TILT {
+            Feature::Face(face)
+        } else {
+            Feature::TiltedFace
+        }
     };
     match flat.as_composite_shape() {
         Some(composite) => composite.map_part_at(subshape, &mut |_, part, _| {
@@ -232,10 +295,15 @@ pub(crate) fn recycle(
         }
     }
     match pair.recycling {
-        Recycling::OnFace { face_is_first } => {
-            let round = if face_is_first { shape2 } else { shape1 };
+        Recycling::OnFlat { flat_is_first } => {
+            let round = if flat_is_first { shape2 } else { shape1 };
             for m in &mut pair.manifolds {
-                rest_on_face(m, pos12, round, face_is_first);
+                rest_on_flat(m, pos12, round, flat_is_first);
+            }
+        }
+        Recycling::OnRound => {
+            for m in &mut pair.manifolds {
+                rest_on_round(m, pos12, shape1, shape2);
             }
         }
         _ => {
@@ -256,12 +324,12 @@ fn relative(m: &Manifold, pos12: &Pose) -> Pose {
     m.subshape_pos1.map_or(inner, |p1| p1.inv_mul(&inner))
 }
 
-/// Puts a manifold's points back on the curved shape `round` resting on the other collider's
-/// face: the face's normal stays fixed in the face's frame, each point on `round` moves to
-/// where its surface meets that normal, and its partner on the face is its projection.
-fn rest_on_face(m: &mut Manifold, pos12: &Pose, round: &dyn Shape, face_is_first: bool) {
+/// Puts a manifold's points back on the curved shape `round` resting on the flat collider:
+/// the normal stays fixed in the flat collider's frame, each point on `round` moves to where
+/// its surface meets that normal, and its partner on the flat collider is its projection.
+fn rest_on_flat(m: &mut Manifold, pos12: &Pose, round: &dyn Shape, flat_is_first: bool) {
     let now = relative(m, pos12);
-    if face_is_first {
+    if flat_is_first {
         let n1 = m.local_n1;
         let n2 = now.rotation.inverse() * -n1;
         m.local_n2 = n2;
@@ -282,5 +350,24 @@ fn rest_on_face(m: &mut Manifold, pos12: &Pose, round: &dyn Shape, face_is_first
             pt.dist = (p1 - pt.local_p2).dot(n2);
             pt.local_p2 = p1 - n2 * pt.dist;
         }
+    }
+}
+
+/// Puts a manifold's points back on two curved shapes: the normal stays fixed in collider 1's
+/// frame, each point on collider 1 moves to where its surface meets it, the distance is to
+/// where collider 2's surface meets it, and collider 2's point is straight across along the
+/// normal, so that the pair pushes along the line through collider 1's point (a ball is not
+/// set spinning by a normal that lags).
+fn rest_on_round(m: &mut Manifold, pos12: &Pose, round1: &dyn Shape, round2: &dyn Shape) {
+    let now = relative(m, pos12);
+    let n1 = m.local_n1;
+    let n2 = now.rotation.inverse() * -n1;
+    m.local_n2 = n2;
+    let back = now.inverse();
+    for pt in &mut m.points {
+        pt.local_p1 = surface_point(round1, n1, pt.local_p1);
+        let p2 = now * surface_point(round2, n2, pt.local_p2);
+        pt.dist = (p2 - pt.local_p1).dot(n1);
+        pt.local_p2 = back * (pt.local_p1 + n1 * pt.dist);
     }
 }
