@@ -38,6 +38,7 @@ use super::collider::{
     Friction, Restitution, Sensor,
 };
 use super::hooks::ActiveCollisionHooks;
+use super::recycling::is_polyhedral;
 use crate::body::{
     AngularVelocity, CreationOrder, LinearVelocity, Position, RigidBody, Rotation, Sleeping,
 };
@@ -82,6 +83,9 @@ pub(crate) struct ColliderProxy {
     /// The radius of the shape's local bounding sphere, kept with the shape: for a hull or a
     /// mesh it is a pass over every vertex.
     pub radius: Scalar,
+    /// Whether the shape has no curved surfaces, kept with the shape (a compound's is a pass
+    /// over its parts): it decides how contacts are recycled.
+    pub polyhedral: bool,
     pub pose: Pose,
     /// The collider's pose relative to its body's origin (its world pose if it has no body).
     pub local: Pose,
@@ -106,6 +110,7 @@ impl ColliderProxy {
             key: 0,
             body: None,
             radius: shape.compute_local_bounding_sphere().radius,
+            polyhedral: is_polyhedral(&*shape),
             shape,
             pose: Pose::IDENTITY,
             local: Pose::IDENTITY,

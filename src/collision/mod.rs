@@ -5,6 +5,7 @@ mod box_box;
 pub mod broad_phase;
 pub mod collider;
 pub mod contacts;
+mod dispatcher;
 pub mod events;
 pub mod hooks;
 pub mod mass_properties;

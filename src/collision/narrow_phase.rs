@@ -17,9 +17,9 @@ use bevy::prelude::*;
 use parry3d::math::Pose;
 use parry3d::query::{DefaultQueryDispatcher, PersistentQueryDispatcher, QueryDispatcher};
 
-use super::box_box::box_box_manifold;
 use super::broad_phase::{BroadPhase, ColliderProxy, ProxyKind, prediction_distance};
-use super::contacts::{CollisionEnd, ContactGraph, ContactPair, Manifold};
+use super::contacts::{CollisionEnd, ContactGraph, ContactPair};
+use super::dispatcher::Dispatcher;
 use super::recycling::{Recycling, classify, recycle};
 use crate::parallel::{Shared, parallel_for};
 use crate::prefetch::{PREFETCH_ABOVE, prefetch};
@@ -220,33 +220,17 @@ fn update_pair(
         manifold.local_n2 = bevy::math::Vec3::ZERO;
     }
     pair.built_at = pos12;
-    let result = match (shape1.as_cuboid(), shape2.as_cuboid()) {
-        (Some(cuboid1), Some(cuboid2)) => {
-            pair.manifolds.truncate(1);
-            if pair.manifolds.is_empty() {
-                pair.manifolds
-                    .push(Manifold::with_data(0, 0, Default::default()));
-            }
-            let bias = BOX_FEATURE_BIAS * tolerance;
-            box_box_manifold(
-                &pos12,
-                cuboid1,
-                cuboid2,
-                prediction,
-                bias,
-                &mut pair.manifolds[0],
-            );
-            Ok(())
-        }
-        _ => DefaultQueryDispatcher.contact_manifolds(
-            &pos12,
-            shape1,
-            shape2,
-            prediction,
-            &mut pair.manifolds,
-            &mut pair.workspace,
-        ),
+    let dispatcher = Dispatcher {
+        box_bias: BOX_FEATURE_BIAS * tolerance,
     };
+    let result = dispatcher.contact_manifolds(
+        &pos12,
+        shape1,
+        shape2,
+        prediction,
+        &mut pair.manifolds,
+        &mut pair.workspace,
+    );
     if result.is_err() {
         pair.manifolds.clear();
         pair.touching = false;
@@ -256,8 +240,7 @@ fn update_pair(
         drop_stray_points(manifold, p1, p2, prediction);
         reduce_manifold(manifold);
     }
-    let kinematic = p1.kind == ProxyKind::Kinematic || p2.kind == ProxyKind::Kinematic;
-    pair.recycling = classify(&mut pair.manifolds, &pos12, shape1, shape2, kinematic);
+    pair.recycling = classify(&mut pair.manifolds, &pos12, p1, p2);
     // Empty manifolds stay: parry's mesh pairs keep one manifold per triangle, by index.
     pair.touching = pair
         .manifolds

@@ -35,6 +35,7 @@ use bevy::math::Vec3;
 use parry3d::math::Pose;
 use parry3d::shape::{PolygonalFeature, Shape, TypedShape};
 
+use super::broad_phase::{ColliderProxy, ProxyKind};
 use super::contacts::{ContactPair, Manifold};
 
 /// The largest distance (m) a contact point may have moved against the other collider since
@@ -65,8 +66,9 @@ pub(crate) enum Recycling {
 }
 
 /// Shapes without curved surfaces: boxes, convex hulls, triangles and meshes, compounds of
-/// those.
-fn is_polyhedral(shape: &dyn Shape) -> bool {
+/// those. A pass over a compound's parts: the broad phase keeps the answer with each collider
+/// ([`ColliderProxy::polyhedral`]).
+pub(crate) fn is_polyhedral(shape: &dyn Shape) -> bool {
     match shape.as_typed_shape() {
         TypedShape::Cuboid(_)
         | TypedShape::ConvexPolyhedron(_)
@@ -81,22 +83,21 @@ fn is_polyhedral(shape: &dyn Shape) -> bool {
     }
 }
 
-/// Decides how freshly built manifolds of `shape1` and `shape2` (`kinematic`: one is on a
-/// kinematic body) will be recycled, snapping a curved shape's normal onto the face it rests
-/// on (see the module docs).
+/// Decides how freshly built manifolds of the colliders of `p1` and `p2` will be recycled,
+/// snapping a curved shape's normal onto the face it rests on (see the module docs).
 pub(crate) fn classify(
     manifolds: &mut [Manifold],
     pos12: &Pose,
-    shape1: &dyn Shape,
-    shape2: &dyn Shape,
-    kinematic: bool,
+    p1: &ColliderProxy,
+    p2: &ColliderProxy,
 ) -> Recycling {
-    if is_polyhedral(shape1) && is_polyhedral(shape2) {
+    if p1.polyhedral && p2.polyhedral {
         return Recycling::Anchored;
     }
-    if kinematic {
+    if p1.kind == ProxyKind::Kinematic || p2.kind == ProxyKind::Kinematic {
         return Recycling::Never;
     }
+    let (shape1, shape2) = (&*p1.shape, &*p2.shape);
     match (is_round(shape1), is_round(shape2)) {
         (true, true) => {
             // On faces of the other (a cylinder's cap), as on a shape without curved surfaces.
@@ -116,8 +117,12 @@ pub(crate) fn classify(
         // A curved shape on faces, edges or corners of one without curved surfaces.
         (false, true) | (true, false) => {
             let flat_is_first = !is_round(shape1);
-            let flat = if flat_is_first { shape1 } else { shape2 };
-            if !is_polyhedral(flat)
+            let (flat, polyhedral) = if flat_is_first {
+                (shape1, p1.polyhedral)
+            } else {
+                (shape2, p2.polyhedral)
+            };
+            if !polyhedral
                 || touching_features(manifolds, flat, flat_is_first)
                     .any(|feature| feature == Feature::TiltedFace)
             {
