@@ -288,7 +288,10 @@ pub(crate) fn recycle(
         return false;
     }
     let limit = RECYCLE_DISTANCE * RECYCLE_DISTANCE;
-    for m in &pair.manifolds {
+    // A compound or mesh pair keeps an empty manifold for every pair of parts near each other;
+    // only those with points have anything to check or update.
+    let touching = |m: &&mut Manifold| !m.points.is_empty();
+    for m in pair.manifolds.iter().filter(|m| !m.points.is_empty()) {
         let (now, then) = (relative(m, pos12), relative(m, &pair.built_at));
         for pt in &m.points {
             let p2 = now * pt.local_p2;
@@ -302,17 +305,17 @@ pub(crate) fn recycle(
     match pair.recycling {
         Recycling::OnFlat { flat_is_first } => {
             let round = if flat_is_first { shape2 } else { shape1 };
-            for m in &mut pair.manifolds {
+            for m in pair.manifolds.iter_mut().filter(touching) {
                 rest_on_flat(m, pos12, round, flat_is_first);
             }
         }
         Recycling::OnRound => {
-            for m in &mut pair.manifolds {
+            for m in pair.manifolds.iter_mut().filter(touching) {
                 rest_on_round(m, pos12, shape1, shape2);
             }
         }
         _ => {
-            for m in &mut pair.manifolds {
+            for m in pair.manifolds.iter_mut().filter(touching) {
                 let now = relative(m, pos12);
                 for pt in &mut m.points {
                     pt.dist = (now * pt.local_p2 - pt.local_p1).dot(m.local_n1);
