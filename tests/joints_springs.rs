@@ -266,9 +266,9 @@ fn critically_damped_springs_do_not_overshoot() {
     }
 }
 
-/// A ball (radius 0.5, 523.6 kg, I = 0.4 m r² = 52.4 kg·m²) on a hinge about Z through its
-/// centre, gravity off, with `joint` built on the hinge; returns the app, ball and joint.
-fn wheel(joint: impl FnOnce(RevoluteJoint) -> RevoluteJoint) -> (App, Entity, Entity) {
+/// A world without gravity holding a static anchor and the wheel: a ball of radius 0.5 m and
+/// density 1000 at the origin ([`WHEEL_INERTIA`]); returns the app, the anchor and the wheel.
+fn wheel_and_anchor() -> (App, Entity, Entity) {
     let mut app = app();
     no_gravity(&mut app);
     let anchor = static_anchor(&mut app);
@@ -281,6 +281,13 @@ fn wheel(joint: impl FnOnce(RevoluteJoint) -> RevoluteJoint) -> (App, Entity, En
             SleepingDisabled,
         ),
     );
+    (app, anchor, wheel)
+}
+
+/// A ball (radius 0.5, 523.6 kg, I = 0.4 m r² = 52.4 kg·m²) on a hinge about Z through its
+/// centre, gravity off, with `joint` built on the hinge; returns the app, ball and joint.
+fn wheel(joint: impl FnOnce(RevoluteJoint) -> RevoluteJoint) -> (App, Entity, Entity) {
+    let (mut app, anchor, wheel) = wheel_and_anchor();
     let hinge = RevoluteJoint::new(anchor, wheel).with_hinge_axis(Vec3::Z);
     let j = spawn(&mut app, joint(hinge));
     (app, wheel, j)
@@ -354,28 +361,17 @@ fn hinge_friction_holds_a_smaller_torque_and_yields_to_a_larger_one() {
 #[test]
 fn ball_joint_friction_holds_yields_and_stops_a_spin_about_any_axis() {
     let friction = 50.0;
-    let ball_joint = |app: &mut App| {
-        no_gravity(app);
-        let anchor = static_anchor(app);
-        let ball = spawn(
-            app,
-            (
-                RigidBody::Dynamic,
-                Collider::sphere(0.5),
-                Transform::default(),
-                SleepingDisabled,
-            ),
-        );
+    let ball_joint = || {
+        let (mut app, anchor, ball) = wheel_and_anchor();
         let joint = spawn(
-            app,
+            &mut app,
             SphericalJoint::new(anchor, ball).with_friction(friction),
         );
-        (ball, joint)
+        (app, ball, joint)
     };
     let axis = Vec3::new(1.0, 2.0, 2.0) / 3.0;
     for torque in [30.0, 80.0] {
-        let mut app = app();
-        let (ball, joint) = ball_joint(&mut app);
+        let (mut app, ball, joint) = ball_joint();
         set(&mut app, ball, ConstantTorque(axis * torque));
         step(&mut app, 64);
         let w = angular_velocity(&app, ball);
@@ -414,8 +410,7 @@ fn ball_joint_friction_holds_yields_and_stops_a_spin_about_any_axis() {
     }
     // A spin of 3 rad/s about (2, −1, 2)/3 runs down at T / I = 0.955 rad/s² and stops
     // after 3.14 s; after 2 s it is 3 − 2 T / I.
-    let mut app = app();
-    let (ball, _) = ball_joint(&mut app);
+    let (mut app, ball, _) = ball_joint();
     let spin = Vec3::new(2.0, -1.0, 2.0);
     set(&mut app, ball, AngularVelocity(spin));
     step(&mut app, 128);

@@ -3,8 +3,9 @@
 //! parts of compound colliders (the tables and chairs of a game, a rotating drum's walls).
 //!
 //! parry's dispatcher hands the parts of a compound to itself, so the routing of compound pairs
-//! is repeated here with this dispatcher handed down instead; meshes, heightfields and voxels
-//! go to parry's own functions, whose part pairs hold no two boxes.
+//! is repeated here with this dispatcher handed down instead. Pairs with a mesh or a
+//! heightfield (triangles, never two boxes) or voxels (parry's own voxel code) go to parry's
+//! functions as they are.
 
 use parry3d::math::{Pose, Real, Vector};
 use parry3d::query::details::{

@@ -24,7 +24,7 @@
 //!   are put back where their surfaces meet it. While the pair moves less than the recycling
 //!   bounds the normal is off the true one by at most the slide over the radii (1 cm over
 //!   the sum of the radii: 0.02 rad for two 0.25 m balls), and the distance by the second
-//!   order of that (0.05 mm for those balls), well inside the contact tolerances; fresh
+//!   order of that (0.1 mm for those balls), well inside the contact tolerances; fresh
 //!   GJK/EPA normals, by contrast, move with the solver's noise every step.
 //! - Every other pair (a cone, a compound with a curved part) is built afresh every step, and
 //!   so is a curved shape touching a kinematic body: a character controller's push model,
@@ -290,7 +290,6 @@ pub(crate) fn recycle(
     let limit = RECYCLE_DISTANCE * RECYCLE_DISTANCE;
     // A compound or mesh pair keeps an empty manifold for every pair of parts near each other;
     // only those with points have anything to check or update.
-    let touching = |m: &&mut Manifold| !m.points.is_empty();
     for m in pair.manifolds.iter().filter(|m| !m.points.is_empty()) {
         let (now, then) = (relative(m, pos12), relative(m, &pair.built_at));
         for pt in &m.points {
@@ -302,20 +301,15 @@ pub(crate) fn recycle(
             }
         }
     }
-    match pair.recycling {
-        Recycling::OnFlat { flat_is_first } => {
-            let round = if flat_is_first { shape2 } else { shape1 };
-            for m in pair.manifolds.iter_mut().filter(touching) {
+    let recycling = pair.recycling;
+    for m in pair.manifolds.iter_mut().filter(|m| !m.points.is_empty()) {
+        match recycling {
+            Recycling::OnFlat { flat_is_first } => {
+                let round = if flat_is_first { shape2 } else { shape1 };
                 rest_on_flat(m, pos12, round, flat_is_first);
             }
-        }
-        Recycling::OnRound => {
-            for m in pair.manifolds.iter_mut().filter(touching) {
-                rest_on_round(m, pos12, shape1, shape2);
-            }
-        }
-        _ => {
-            for m in pair.manifolds.iter_mut().filter(touching) {
+            Recycling::OnRound => rest_on_round(m, pos12, shape1, shape2),
+            _ => {
                 let now = relative(m, pos12);
                 for pt in &mut m.points {
                     pt.dist = (now * pt.local_p2 - pt.local_p1).dot(m.local_n1);

@@ -154,8 +154,6 @@ impl SphericalJoint {
     }
 }
 
-/// `axis` with its component along `normal` removed, normalised (any perpendicular if none is
-/// left).
 /// The rotation vector (world) a body has turned since the start of the substep: what the
 /// XPBD sets turned it since its position integration, plus that integration's `ω h`
 /// (velocities change only after the XPBD sets).
@@ -165,6 +163,8 @@ fn turned_this_substep(body: &JointBody, h: Scalar) -> Vector {
     2.0 * xpbd.w.signum() * xpbd.xyz() + body.angular_velocity() * h
 }
 
+/// `axis` with its component along `normal` removed, normalised (any perpendicular if none is
+/// left).
 fn perpendicular(axis: Vector, normal: Vector) -> Vector {
     (axis - normal * axis.dot(normal))
         .try_normalize()
