@@ -1,5 +1,5 @@
-//! Box–box contact manifolds: parry's separating-axis test and face clipping, with the
-//! reference feature chosen with a bias, as Box2D does (Catto, "Contact Manifolds", GDC 2007;
+//! Box–box contact manifolds: parry's separating-axis test and the face clipping of
+//! [`clip`](super::clip), with the reference feature chosen with a bias, as Box2D does (Catto, "Contact Manifolds", GDC 2007;
 //! D. Gregorius, "The Separating Axis Test between Convex Polyhedra", GDC 2013).
 //!
 //! The axis of least penetration decides which features are clipped: a face of the first box,
@@ -21,9 +21,11 @@
 use bevy::math::Vec3;
 use parry3d::math::Pose;
 use parry3d::query::sat;
-use parry3d::shape::{Cuboid, PolygonalFeature};
+use parry3d::shape::Cuboid;
 
+use super::clip::face_face_contacts;
 use super::contacts::Manifold;
+use super::polygonal::rebuild_points;
 
 /// Rebuilds `manifold` between boxes `cuboid1` and `cuboid2` (`pos12`: the second box's pose
 /// in the first's frame), with points up to `prediction` apart; `bias` is how much more an
@@ -72,17 +74,14 @@ pub(crate) fn box_box_manifold(
     if edge.0 > best.0 + bias {
         best = edge;
     }
-    let old = manifold.points.clone();
-    manifold.clear();
     let local_n2 = pos21.rotation * -best.1;
-    let feature1 = cuboid1.support_feature(best.1);
-    let feature2 = cuboid2.support_feature(local_n2);
-    PolygonalFeature::contacts(
-        pos12, &pos21, best.1, local_n2, &feature1, &feature2, manifold, false,
-    );
+    rebuild_points(manifold, |manifold| {
+        let feature1 = cuboid1.support_feature(best.1);
+        let feature2 = cuboid2.support_feature(local_n2);
+        face_face_contacts(pos12, best.1, &feature1, &feature2, manifold);
+    });
     manifold.local_n1 = best.1;
     manifold.local_n2 = local_n2;
-    manifold.match_contacts(&old);
 }
 
 /// How far apart the boxes are along `axis` (in box 1's frame, from box 1 towards box 2; any

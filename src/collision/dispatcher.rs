@@ -1,16 +1,20 @@
-//! The narrow phase's query dispatcher: parry's, with impetus3d's box–box manifolds
-//! ([`box_box`](super::box_box)) for every pair of boxes, whether colliders of their own or
-//! parts of compound colliders (the tables and chairs of a game, a rotating drum's walls).
+//! The narrow phase's query dispatcher: parry's routing of shape pairs, with impetus3d's own
+//! manifolds where they are cheaper for the same points: box pairs
+//! ([`box_box`](super::box_box)), and a box and a triangle or two shapes of flat faces and
+//! straight edges (hulls, cylinders, cones, capsules against those, triangles:
+//! [`polygonal`](super::polygonal)), whose faces are clipped by [`clip`](super::clip).
+//! Balls, capsule pairs and half-spaces keep parry's closed forms.
 //!
-//! parry's dispatcher hands the parts of a compound to itself, so the routing of compound pairs
-//! is repeated here with this dispatcher handed down instead. Pairs with a mesh or a
-//! heightfield (triangles, never two boxes) or voxels (parry's own voxel code) go to parry's
-//! functions as they are.
+//! parry's dispatcher hands the parts of a compound, and the triangles of a mesh or a
+//! heightfield, to itself, so the routing of those pairs is repeated here with this
+//! dispatcher handed down instead: the parts of tables and chairs, a drum's walls and the
+//! triangles of a terrain reach the manifolds above. Voxels go to parry's own voxel code.
 
 use parry3d::math::{Pose, Real, Vector};
 use parry3d::query::details::{
     NormalConstraints, contact_manifolds_composite_shape_composite_shape,
-    contact_manifolds_composite_shape_shape,
+    contact_manifolds_composite_shape_shape, contact_manifolds_heightfield_composite_shape,
+    contact_manifolds_heightfield_shape_shapes, contact_manifolds_trimesh_shape_shapes,
 };
 use parry3d::query::{
     ClosestPoints, Contact, ContactManifoldsWorkspace, DefaultQueryDispatcher,
@@ -21,6 +25,7 @@ use parry3d::shape::{Shape, ShapeType};
 
 use super::box_box::box_box_manifold;
 use super::contacts::{FrictionImpulse, Manifold};
+use super::polygonal::{box_triangle_manifold, polygonal_manifold};
 use crate::math::Scalar;
 
 /// parry's dispatcher with box pairs built by [`box_box_manifold`].
@@ -39,18 +44,42 @@ impl PersistentQueryDispatcher<FrictionImpulse, Scalar> for Dispatcher {
         manifolds: &mut Vec<Manifold>,
         workspace: &mut Option<ContactManifoldsWorkspace>,
     ) -> Result<(), Unsupported> {
-        let parrys = |shape: &dyn Shape| {
-            matches!(
-                shape.shape_type(),
-                ShapeType::TriMesh | ShapeType::HeightField | ShapeType::Voxels
-            )
-        };
+        let (t1, t2) = (g1.shape_type(), g2.shape_type());
+        let (mesh, heightfield) = (ShapeType::TriMesh, ShapeType::HeightField);
         match (g1.as_composite_shape(), g2.as_composite_shape()) {
-            _ if parrys(g1) || parrys(g2) => DefaultQueryDispatcher
+            _ if t1 == ShapeType::Voxels || t2 == ShapeType::Voxels => DefaultQueryDispatcher
                 .contact_manifolds(pos12, g1, g2, prediction, manifolds, workspace),
             (Some(c1), Some(c2)) => {
                 contact_manifolds_composite_shape_composite_shape(
                     self, pos12, c1, c2, prediction, manifolds, workspace,
+                );
+                Ok(())
+            }
+            _ if t1 == mesh || t2 == mesh => {
+                contact_manifolds_trimesh_shape_shapes(
+                    self, pos12, g1, g2, prediction, manifolds, workspace,
+                );
+                Ok(())
+            }
+            (None, Some(c2)) if t1 == heightfield => {
+                let field = g1.as_heightfield().ok_or(Unsupported)?;
+                let pos21 = pos12.inverse();
+                contact_manifolds_heightfield_composite_shape(
+                    self, pos12, &pos21, field, c2, prediction, manifolds, workspace, false,
+                );
+                Ok(())
+            }
+            (Some(c1), None) if t2 == heightfield => {
+                let field = g2.as_heightfield().ok_or(Unsupported)?;
+                let pos21 = pos12.inverse();
+                contact_manifolds_heightfield_composite_shape(
+                    self, &pos21, pos12, field, c1, prediction, manifolds, workspace, true,
+                );
+                Ok(())
+            }
+            _ if t1 == heightfield || t2 == heightfield => {
+                contact_manifolds_heightfield_shape_shapes(
+                    self, pos12, g1, g2, prediction, manifolds, workspace,
                 );
                 Ok(())
             }
@@ -95,12 +124,47 @@ impl PersistentQueryDispatcher<FrictionImpulse, Scalar> for Dispatcher {
         prediction: Real,
         manifold: &mut Manifold,
     ) -> Result<(), Unsupported> {
-        if let (Some(cuboid1), Some(cuboid2)) = (g1.as_cuboid(), g2.as_cuboid()) {
-            box_box_manifold(pos12, cuboid1, cuboid2, prediction, self.box_bias, manifold);
-            return Ok(());
+        use ShapeType::{Ball, Capsule, Cuboid, HalfSpace, Triangle};
+        match (g1.shape_type(), g2.shape_type()) {
+            (Cuboid, Cuboid) => {
+                let (Some(cuboid1), Some(cuboid2)) = (g1.as_cuboid(), g2.as_cuboid()) else {
+                    return Err(Unsupported);
+                };
+                box_box_manifold(pos12, cuboid1, cuboid2, prediction, self.box_bias, manifold);
+            }
+            (Cuboid, Triangle) => {
+                let (Some(cuboid1), Some(triangle2)) = (g1.as_cuboid(), g2.as_triangle()) else {
+                    return Err(Unsupported);
+                };
+                let poses = (pos12, &pos12.inverse());
+                let (box1, triangle2) = ((cuboid1, normals1), (triangle2, normals2));
+                box_triangle_manifold(poses, box1, triangle2, prediction, manifold, false);
+            }
+            (Triangle, Cuboid) => {
+                let (Some(triangle1), Some(cuboid2)) = (g1.as_triangle(), g2.as_cuboid()) else {
+                    return Err(Unsupported);
+                };
+                let poses = (&pos12.inverse(), pos12);
+                let (box2, triangle1) = ((cuboid2, normals2), (triangle1, normals1));
+                box_triangle_manifold(poses, box2, triangle1, prediction, manifold, true);
+            }
+            // parry's own pairs: closed forms for balls and capsule pairs, half-spaces.
+            (Ball | HalfSpace, _) | (_, Ball | HalfSpace) | (Capsule, Capsule) => {
+                return DefaultQueryDispatcher.contact_manifold_convex_convex(
+                    pos12, g1, g2, normals1, normals2, prediction, manifold,
+                );
+            }
+            _ => {
+                let (Some((pfm1, radius1)), Some((pfm2, radius2))) =
+                    (g1.as_polygonal_feature_map(), g2.as_polygonal_feature_map())
+                else {
+                    return Err(Unsupported);
+                };
+                let (shape1, shape2) = ((pfm1, radius1, normals1), (pfm2, radius2, normals2));
+                polygonal_manifold(pos12, shape1, shape2, prediction, manifold);
+            }
         }
-        DefaultQueryDispatcher
-            .contact_manifold_convex_convex(pos12, g1, g2, normals1, normals2, prediction, manifold)
+        Ok(())
     }
 }
 

@@ -3,6 +3,7 @@
 mod aabb;
 mod box_box;
 pub mod broad_phase;
+mod clip;
 pub mod collider;
 pub mod contacts;
 mod dispatcher;
@@ -12,6 +13,7 @@ pub mod mass_properties;
 #[cfg(feature = "collider-from-mesh")]
 pub mod mesh;
 pub mod narrow_phase;
+mod polygonal;
 pub mod primitives;
 mod recycling;
 pub(crate) mod saved_contacts;
