@@ -27,21 +27,38 @@ pub(crate) fn face_face_contacts(
     face2: &PolygonalFeature,
     manifold: &mut Manifold,
 ) {
-    let (n1, n2) = (face1.num_vertices, face2.num_vertices);
-    debug_assert!((3..=4).contains(&n1) && (3..=4).contains(&n2));
-    let corners2 = face2.vertices.map(|v| pos12 * v);
+    debug_assert!((3..=4).contains(&face1.num_vertices) && (3..=4).contains(&face2.num_vertices));
+    // With the corner counts known to the compiler, the loops over corners and edges unroll.
+    match (face1.num_vertices, face2.num_vertices) {
+        (4, 4) => clip::<4, 4>(pos12, axis, face1, face2, manifold),
+        (4, _) => clip::<4, 3>(pos12, axis, face1, face2, manifold),
+        (_, 4) => clip::<3, 4>(pos12, axis, face1, face2, manifold),
+        _ => clip::<3, 3>(pos12, axis, face1, face2, manifold),
+    }
+}
+
+/// [`face_face_contacts`] for faces of `N1` and `N2` corners.
+fn clip<const N1: usize, const N2: usize>(
+    pos12: &Pose,
+    axis: Vec3,
+    face1: &PolygonalFeature,
+    face2: &PolygonalFeature,
+    manifold: &mut Manifold,
+) {
+    let corners1: [Vec3; N1] = std::array::from_fn(|i| face1.vertices[i]);
+    let corners2: [Vec3; N2] = std::array::from_fn(|j| pos12 * face2.vertices[j]);
     let (u, v) = axis.any_orthonormal_pair();
     let flat = |p: Vec3| Vec2::new(p.dot(u), p.dot(v));
-    let (flat1, flat2) = (face1.vertices.map(flat), corners2.map(flat));
+    let (flat1, flat2) = (corners1.map(flat), corners2.map(flat));
     // sides1[i][j]: which side of face 1's edge i corner j of face 2 lies on, and the reverse.
-    let sides1 = edge_sides(&flat1, n1, &flat2, n2);
-    let sides2 = edge_sides(&flat2, n2, &flat1, n1);
+    let sides1 = edge_sides(&flat1, &flat2);
+    let sides2 = edge_sides(&flat2, &flat1);
 
     let normal2 = (corners2[2] - corners2[1]).cross(corners2[0] - corners2[1]);
     let across2 = normal2.dot(axis);
     if !nearly_zero(across2) {
-        for i in (0..n1).filter(|&i| inside(&sides2, n2, i)) {
-            let p1 = face1.vertices[i];
+        for i in (0..N1).filter(|&i| inside(&sides2, i)) {
+            let p1 = corners1[i];
             let dist = (corners2[0] - p1).dot(normal2) / across2;
             let p2 = pos12.inverse_transform_point(p1 + dist * axis);
             let (fid1, fid2) = (face1.vids[i], face2.fid);
@@ -50,12 +67,11 @@ pub(crate) fn face_face_contacts(
                 .push(TrackedContact::new(p1, p2, fid1, fid2, dist));
         }
     }
-    let normal1 =
-        (face1.vertices[2] - face1.vertices[1]).cross(face1.vertices[0] - face1.vertices[1]);
+    let normal1 = (corners1[2] - corners1[1]).cross(corners1[0] - corners1[1]);
     let across1 = -normal1.dot(axis);
     if !nearly_zero(across1) {
-        for j in (0..n2).filter(|&j| inside(&sides1, n1, j)) {
-            let dist = (face1.vertices[0] - corners2[j]).dot(normal1) / across1;
+        for j in (0..N2).filter(|&j| inside(&sides1, j)) {
+            let dist = (corners1[0] - corners2[j]).dot(normal1) / across1;
             let p1 = corners2[j] - dist * axis;
             let (fid1, fid2) = (face1.fid, face2.vids[j]);
             manifold
@@ -63,10 +79,10 @@ pub(crate) fn face_face_contacts(
                 .push(TrackedContact::new(p1, face2.vertices[j], fid1, fid2, dist));
         }
     }
-    for j in 0..n2 {
-        let j1 = (j + 1) % n2;
-        for i in 0..n1 {
-            let i1 = (i + 1) % n1;
+    for j in 0..N2 {
+        let j1 = (j + 1) % N2;
+        for i in 0..N1 {
+            let i1 = (i + 1) % N1;
             // Edge i crosses edge j where each edge's ends lie strictly on either side of the
             // other's line; `s` and `t` are where along each edge.
             let (a, b) = (sides2[j][i], sides2[j][i1]);
@@ -76,7 +92,7 @@ pub(crate) fn face_face_contacts(
                 continue;
             }
             let (s, t) = (a / (a - b), c / (c - d));
-            let p1 = face1.vertices[i].lerp(face1.vertices[i1], s);
+            let p1 = corners1[i].lerp(corners1[i1], s);
             let p2 = face2.vertices[j].lerp(face2.vertices[j1], t);
             let dist = (corners2[j].lerp(corners2[j1], t) - p1).dot(axis);
             let (fid1, fid2) = (face1.eids[i], face2.eids[j]);
@@ -87,24 +103,23 @@ pub(crate) fn face_face_contacts(
     }
 }
 
-/// `sides[i][j]`: twice the signed area of corner `j` of `points` (of `m`) against edge `i`
-/// of `polygon` (of `n`), positive on its left.
-fn edge_sides(polygon: &[Vec2; 4], n: usize, points: &[Vec2; 4], m: usize) -> [[f32; 4]; 4] {
-    let mut sides = [[0.0; 4]; 4];
-    for (i, row) in sides.iter_mut().enumerate().take(n) {
-        let (from, to) = (polygon[i], polygon[(i + 1) % n]);
-        for (side, point) in row.iter_mut().zip(points).take(m) {
-            *side = (to - from).perp_dot(*point - from);
-        }
-    }
-    sides
+/// `sides[i][j]`: twice the signed area of point `j` of `points` against edge `i` of
+/// `polygon`, positive on its left.
+fn edge_sides<const N: usize, const M: usize>(
+    polygon: &[Vec2; N],
+    points: &[Vec2; M],
+) -> [[f32; M]; N] {
+    std::array::from_fn(|i| {
+        let (from, to) = (polygon[i], polygon[(i + 1) % N]);
+        points.map(|point| (to - from).perp_dot(point - from))
+    })
 }
 
-/// Whether corner `j` lies inside the polygon of `n` edges whose sides are `sides`: on no two
+/// Whether corner `j` lies inside the polygon whose edges' sides are `sides`: on no two
 /// edges' opposite sides (either winding; a corner on an edge line is inside).
-fn inside(sides: &[[f32; 4]; 4], n: usize, j: usize) -> bool {
+fn inside<const N: usize, const M: usize>(sides: &[[f32; M]; N], j: usize) -> bool {
     let (mut left, mut right) = (false, false);
-    for row in &sides[..n] {
+    for row in sides {
         left |= row[j] > 0.0;
         right |= row[j] < 0.0;
     }
