@@ -78,7 +78,7 @@ pub(crate) fn box_box_manifold(
     rebuild_points(manifold, |manifold| {
         let feature1 = cuboid1.support_feature(best.1);
         let feature2 = cuboid2.support_feature(local_n2);
-        face_face_contacts(pos12, best.1, &feature1, &feature2, manifold);
+        face_face_contacts(pos12, best.1, &feature1, &feature2, prediction, manifold);
     });
     manifold.local_n1 = best.1;
     manifold.local_n2 = local_n2;

@@ -19,21 +19,24 @@ use super::contacts::Manifold;
 
 /// Appends to `manifold` the contact points of faces `face1` and `face2` (each of three or
 /// four corners, `face2` in its own frame, `pos12` its pose in `face1`'s frame) touching
-/// along `axis` (in `face1`'s frame, from face 1 towards face 2).
+/// along `axis` (in `face1`'s frame, from face 1 towards face 2), leaving out those farther
+/// apart than `max_dist` (m): they could not act within the step, and the narrow phase would
+/// drop them.
 pub(crate) fn face_face_contacts(
     pos12: &Pose,
     axis: Vec3,
     face1: &PolygonalFeature,
     face2: &PolygonalFeature,
+    max_dist: f32,
     manifold: &mut Manifold,
 ) {
     debug_assert!((3..=4).contains(&face1.num_vertices) && (3..=4).contains(&face2.num_vertices));
     // With the corner counts known to the compiler, the loops over corners and edges unroll.
     match (face1.num_vertices, face2.num_vertices) {
-        (4, 4) => clip::<4, 4>(pos12, axis, face1, face2, manifold),
-        (4, _) => clip::<4, 3>(pos12, axis, face1, face2, manifold),
-        (_, 4) => clip::<3, 4>(pos12, axis, face1, face2, manifold),
-        _ => clip::<3, 3>(pos12, axis, face1, face2, manifold),
+        (4, 4) => clip::<4, 4>(pos12, axis, face1, face2, max_dist, manifold),
+        (4, _) => clip::<4, 3>(pos12, axis, face1, face2, max_dist, manifold),
+        (_, 4) => clip::<3, 4>(pos12, axis, face1, face2, max_dist, manifold),
+        _ => clip::<3, 3>(pos12, axis, face1, face2, max_dist, manifold),
     }
 }
 
@@ -43,6 +46,7 @@ fn clip<const N1: usize, const N2: usize>(
     axis: Vec3,
     face1: &PolygonalFeature,
     face2: &PolygonalFeature,
+    max_dist: f32,
     manifold: &mut Manifold,
 ) {
     let corners1: [Vec3; N1] = std::array::from_fn(|i| face1.vertices[i]);
@@ -60,6 +64,9 @@ fn clip<const N1: usize, const N2: usize>(
         for i in (0..N1).filter(|&i| inside(&sides2, i)) {
             let p1 = corners1[i];
             let dist = (corners2[0] - p1).dot(normal2) / across2;
+            if dist > max_dist {
+                continue;
+            }
             let p2 = pos12.inverse_transform_point(p1 + dist * axis);
             let (fid1, fid2) = (face1.vids[i], face2.fid);
             manifold
@@ -72,6 +79,9 @@ fn clip<const N1: usize, const N2: usize>(
     if !nearly_zero(across1) {
         for j in (0..N2).filter(|&j| inside(&sides1, j)) {
             let dist = (corners1[0] - corners2[j]).dot(normal1) / across1;
+            if dist > max_dist {
+                continue;
+            }
             let p1 = corners2[j] - dist * axis;
             let (fid1, fid2) = (face1.fid, face2.vids[j]);
             manifold
@@ -93,8 +103,11 @@ fn clip<const N1: usize, const N2: usize>(
             }
             let (s, t) = (a / (a - b), c / (c - d));
             let p1 = corners1[i].lerp(corners1[i1], s);
-            let p2 = face2.vertices[j].lerp(face2.vertices[j1], t);
             let dist = (corners2[j].lerp(corners2[j1], t) - p1).dot(axis);
+            if dist > max_dist {
+                continue;
+            }
+            let p2 = face2.vertices[j].lerp(face2.vertices[j1], t);
             let (fid1, fid2) = (face1.eids[i], face2.eids[j]);
             manifold
                 .points
@@ -188,8 +201,8 @@ mod tests {
     }
 
     /// Clips the faces both ways, parry's and ours, and checks that ours gives the points
-    /// parry gives from the same features in the same order, each where exact arithmetic
-    /// puts it: a corner's point within `1e-5` m (a hundred roundings of coordinates of about
+    /// parry gives from the same features in the same order (with a maximum distance, those
+    /// within it), each where exact arithmetic puts it: a corner's point within `1e-5` m (a hundred roundings of coordinates of about
     /// 1 m), a crossing of two edges within that over the sine of the angle between them seen
     /// along `axis` (the side areas' rounding moves the crossing along the edges).
     ///
@@ -209,7 +222,15 @@ mod tests {
         let pos21 = pos12.inverse();
         let axis2 = pos21.rotation * -axis;
         PolygonalFeature::contacts(pos12, &pos21, axis, axis2, face1, face2, &mut parry, false);
-        face_face_contacts(pos12, axis, face1, face2, &mut ours);
+        face_face_contacts(pos12, axis, face1, face2, f32::INFINITY, &mut ours);
+        // With a maximum distance, the points within it, in the same order.
+        let mut near = Manifold::new();
+        face_face_contacts(pos12, axis, face1, face2, 0.02, &mut near);
+        let ids = |points: &mut dyn Iterator<Item = &TrackedContact<f32>>| {
+            points.map(|c| (c.fid1, c.fid2)).collect::<Vec<_>>()
+        };
+        let within = ids(&mut ours.points.iter().filter(|c| c.dist <= 0.02));
+        assert_eq!(ids(&mut near.points.iter()), within, "{case}");
         let exact =
             |c: &TrackedContact<f32>| exact_point(pos12, axis, face1, face2, c.fid1, c.fid2);
         let clear = |m: &Manifold| {
