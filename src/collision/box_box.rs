@@ -1,6 +1,7 @@
 //! Box–box contact manifolds: parry's separating-axis test and the face clipping of
-//! [`clip`](super::clip), with the reference feature chosen with a bias, as Box2D does (Catto, "Contact Manifolds", GDC 2007;
-//! D. Gregorius, "The Separating Axis Test between Convex Polyhedra", GDC 2013).
+//! [`clip`](super::clip), with the reference feature chosen with a bias, as Box2D does
+//! (Catto, "Contact Manifolds", GDC 2007; D. Gregorius, "The Separating Axis Test between
+//! Convex Polyhedra", GDC 2013).
 //!
 //! The axis of least penetration decides which features are clipped: a face of the first box,
 //! a face of the second, or an edge of each. parry takes the strict maximum, so where two

@@ -28,7 +28,9 @@ use super::contacts::{FrictionImpulse, Manifold};
 use super::polygonal::{box_triangle_manifold, polygonal_manifold};
 use crate::math::Scalar;
 
-/// parry's dispatcher with box pairs built by [`box_box_manifold`].
+/// parry's routing, with impetus3d's manifolds for box pairs ([`box_box_manifold`]), a box
+/// and a triangle ([`box_triangle_manifold`]) and other flat-faced pairs
+/// ([`polygonal_manifold`]).
 pub(crate) struct Dispatcher {
     /// How much more another axis must separate two boxes to replace the preferred one (m).
     pub(crate) box_bias: f32,

@@ -60,7 +60,8 @@ pub(crate) fn feature_contacts(
     if feature1.num_vertices >= 3 && feature2.num_vertices >= 3 {
         face_face_contacts(pos12, axis1, feature1, feature2, max_dist, manifold);
     } else {
-        // An edge or a corner: parry's clipping (two points at most).
+        // An edge against a face or an edge: parry's clipping (the edge–face case through
+        // `clip` left piles of cylinders more restless: compare/results/mixed-pile-settling.md).
         let pos21 = pos12.inverse();
         let axis2 = pos21.rotation * -axis1;
         PolygonalFeature::contacts(
