@@ -30,10 +30,13 @@ pub(crate) type Rounded<'a> = (
 );
 
 /// Replaces `manifold`'s points with the ones `build` appends, each keeping the impulse of
-/// the old point of the same features.
+/// the old point of the same features. `build` finds the old points still in the list, before
+/// the ones it appends: it may only append.
 pub(crate) fn rebuild_points(manifold: &mut Manifold, build: impl FnOnce(&mut Manifold)) {
     let old = manifold.points.len();
     build(manifold);
+    debug_assert!(manifold.points.len() >= old, "`build` removed old points");
+    let old = old.min(manifold.points.len());
     let (before, after) = manifold.points.split_at_mut(old);
     for point in after {
         let same = |o: &&TrackedContact<f32>| o.fid1 == point.fid1 && o.fid2 == point.fid2;
@@ -125,15 +128,16 @@ pub(crate) fn polygonal_manifold(
                 .points
                 .push(TrackedContact::new(p1, p2, unknown, unknown, depth));
         }
-        if normals1.is_some() || normals2.is_some() {
-            drop_far_from_bent_normal(manifold, depth);
-        }
-        for c in &mut manifold.points {
-            c.local_p1 += n1 * radius1;
-            c.local_p2 += n2 * radius2;
-            c.dist -= radius1 + radius2;
-        }
     });
+    // Only the new points are left now.
+    if normals1.is_some() || normals2.is_some() {
+        drop_far_from_bent_normal(manifold, depth);
+    }
+    for c in &mut manifold.points {
+        c.local_p1 += n1 * radius1;
+        c.local_p2 += n2 * radius2;
+        c.dist -= radius1 + radius2;
+    }
     manifold.local_n1 = n1;
     manifold.local_n2 = n2;
 }
@@ -201,10 +205,10 @@ pub(crate) fn box_triangle_manifold(
             manifold,
             flipped,
         );
-        if normals1.is_some() || normals2.is_some() {
-            drop_far_from_bent_normal(manifold, depth);
-        }
     });
+    if normals1.is_some() || normals2.is_some() {
+        drop_far_from_bent_normal(manifold, depth);
+    }
     (manifold.local_n1, manifold.local_n2) = if flipped { (n2, n1) } else { (n1, n2) };
 }
 
@@ -277,7 +281,7 @@ mod tests {
         // clipping's own tests compare both with exact arithmetic): at most 1 pair in 1,000.
         let mut vector = vectors(0x27d4_eb2f);
         let dispatcher = Dispatcher { box_bias: 0.0 };
-        let (mut pairs, mut differing, mut points) = (0, 0, 0);
+        let (mut pairs, mut differing, mut points, mut rebuilt_apart) = (0, 0, 0, 0);
         for _ in 0..1_500 {
             let all = shapes(&mut vector);
             for (g1, g2) in all.iter().flat_map(|a| all.iter().map(move |b| (a, b))) {
@@ -300,6 +304,10 @@ mod tests {
                 DefaultQueryDispatcher
                     .contact_manifolds(&pos12, g1, g2, 0.02, &mut parrys, &mut work2)
                     .unwrap();
+                let nudge = Pose::from_parts(vector(0.01), Quat::from_scaled_axis(vector(0.05)));
+                let later = pos12 * nudge;
+                rebuilt_apart +=
+                    usize::from(!rebuilt_as_fresh(&dispatcher, &pos12, &later, g1, g2));
                 // The narrow phase drops points farther apart than the prediction distance.
                 for m in ours.iter_mut().chain(&mut parrys) {
                     m.points.retain(|c| c.dist <= 0.02);
@@ -310,10 +318,52 @@ mod tests {
             }
         }
         assert!(points > 40_000, "{points} points in {pairs} pairs");
+        assert_eq!(
+            rebuilt_apart, 0,
+            "pairs whose rebuilt manifolds differ from fresh ones"
+        );
         assert!(
             differing * 1_000 <= pairs,
             "{differing} of {pairs} pairs differ"
         );
+    }
+
+    /// Whether manifolds built at `pos12` and then again at `later` over the old ones (from the
+    /// same starting normal: none) have exactly the points a build at `later` from scratch has.
+    fn rebuilt_as_fresh(
+        dispatcher: &Dispatcher,
+        pos12: &Pose,
+        later: &Pose,
+        g1: &dyn Shape,
+        g2: &dyn Shape,
+    ) -> bool {
+        let build = |manifolds: &mut Vec<Manifold>, work: &mut Option<_>, pose: &Pose| {
+            let result = dispatcher.contact_manifolds(pose, g1, g2, 0.02, manifolds, work);
+            result.unwrap();
+        };
+        let (mut rebuilt, mut work) = (Vec::new(), None);
+        build(&mut rebuilt, &mut work, pos12);
+        for m in &mut rebuilt {
+            (m.local_n1, m.local_n2) = (Vec3::ZERO, Vec3::ZERO);
+        }
+        build(&mut rebuilt, &mut work, later);
+        let (mut fresh, mut work) = (Vec::new(), None);
+        build(&mut fresh, &mut work, later);
+        let touching = |manifolds: Vec<Manifold>| {
+            let mut points: Vec<_> = (manifolds.into_iter())
+                .filter(|m| !m.points.is_empty())
+                .map(|m| {
+                    let points = m
+                        .points
+                        .iter()
+                        .map(|c| (c.fid1, c.fid2, c.local_p1, c.local_p2, c.dist));
+                    ((m.subshape1, m.subshape2), points.collect::<Vec<_>>())
+                })
+                .collect();
+            points.sort_by_key(|(key, _)| *key);
+            points
+        };
+        touching(rebuilt) == touching(fresh)
     }
 
     /// The same normals, and the same points from the same features within 0.1 mm.
