@@ -145,17 +145,7 @@ mod tests {
         // at a pose and again 1 cm and 0.02 rad on from it: the second build, which may end at
         // the axis kept from the first, gives the same points as a build from scratch, and the
         // kept axis ends many of them.
-        let mut seed = 0x2545_f491_u32;
-        let mut unit = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 17;
-            seed ^= seed << 5;
-            (seed >> 8) as f32 / (1 << 24) as f32
-        };
-        let mut vector = move |scale: f32| {
-            let (x, y, z) = (unit(), unit(), unit());
-            (Vec3::new(x, y, z) - 0.5) * 2.0 * scale
-        };
+        let mut vector = crate::collision::random_vectors(0x2545_f491);
         let (prediction, bias) = (0.02, 0.1 * 0.005);
         let (mut ended_early, mut touching) = (0, 0);
         for _ in 0..20_000 {

@@ -166,27 +166,17 @@ fn ulps_apart(x: f32, y: f32) -> u32 {
 #[allow(clippy::disallowed_methods)]
 mod tests {
     use super::*;
+    use crate::collision::random_vectors;
     use bevy::math::{DVec3, Quat};
     use parry3d::query::sat;
     use parry3d::shape::{Cuboid, PackedFeatureId, Triangle};
-
-    /// A xorshift stream of vectors with coordinates in ±`scale`.
-    fn vectors(mut seed: u32) -> impl FnMut(f32) -> Vec3 {
-        let mut unit = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 17;
-            seed ^= seed << 5;
-            (seed >> 8) as f32 / (1 << 24) as f32
-        };
-        move |scale| (Vec3::new(unit(), unit(), unit()) - 0.5) * 2.0 * scale
-    }
 
     #[test]
     fn stacked_boxes_get_the_points_parry_gives() {
         // Equal boxes resting on each other turned by under a milliradian, as in a pile: their
         // edges nearly coincide seen from above, and parry takes pairs of edges closer to
         // parallel than its threshold to have no crossing.
-        let mut vector = vectors(0xc2b2_ae35);
+        let mut vector = random_vectors(0xc2b2_ae35);
         let mut clipped = 0;
         for case in 0..5_000 {
             let cuboid = Cuboid::new(vector(0.5).abs() + 0.05);
@@ -347,7 +337,7 @@ mod tests {
         // box–box manifold clips along each kind of axis (a face of either box, an edge
         // pair) give the points parry's clipping gives. Rounding moves them by a few ulps of
         // the boxes' size; 1e-5 m is ten times that.
-        let mut vector = vectors(0x9e37_79b9);
+        let mut vector = random_vectors(0x9e37_79b9);
         let mut clipped = 0;
         for case in 0..20_000 {
             let (half1, half2) = (vector(0.5).abs() + 0.05, vector(0.5).abs() + 0.05);
@@ -380,7 +370,7 @@ mod tests {
     fn triangles_get_the_points_parry_gives() {
         // Random triangles against random box faces, along the triangle's normal: faces of
         // three corners against four.
-        let mut vector = vectors(0x85eb_ca6b);
+        let mut vector = random_vectors(0x85eb_ca6b);
         let mut clipped = 0;
         for case in 0..20_000 {
             let triangle = Triangle::new(vector(1.0), vector(1.0), vector(1.0));

@@ -124,3 +124,16 @@ impl Plugin for NarrowPhasePlugin {
             );
     }
 }
+
+/// A xorshift stream of vectors with coordinates in ±`scale`: random poses and sizes for the
+/// narrow phase's tests, the same on every machine.
+#[cfg(test)]
+pub(crate) fn random_vectors(mut seed: u32) -> impl FnMut(f32) -> bevy::math::Vec3 {
+    let mut unit = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 17;
+        seed ^= seed << 5;
+        (seed >> 8) as f32 / (1 << 24) as f32
+    };
+    move |scale| (bevy::math::Vec3::new(unit(), unit(), unit()) - 0.5) * 2.0 * scale
+}

@@ -218,22 +218,12 @@ pub(crate) fn box_triangle_manifold(
 mod tests {
     use super::*;
     use crate::collision::dispatcher::Dispatcher;
+    use crate::collision::random_vectors;
     use bevy::math::Quat;
     use parry3d::query::{DefaultQueryDispatcher, PersistentQueryDispatcher};
     use parry3d::shape::{
         Ball, Capsule, ConvexPolyhedron, Cylinder, HeightField, Shape, TriMesh, TriMeshFlags,
     };
-
-    /// A xorshift stream of vectors with coordinates in ±`scale`.
-    fn vectors(mut seed: u32) -> impl FnMut(f32) -> Vec3 {
-        let mut unit = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 17;
-            seed ^= seed << 5;
-            (seed >> 8) as f32 / (1 << 24) as f32
-        };
-        move |scale| (Vec3::new(unit(), unit(), unit()) - 0.5) * 2.0 * scale
-    }
 
     /// One shape of each kind the narrow phase routes differently, of random sizes: a box, a
     /// cylinder, a hull, a capsule, a triangle, a ball, a bumpy 2 × 2-cell mesh with its
@@ -279,7 +269,7 @@ mod tests {
         // edge, next to the corner's own point) and where parry's crossing of nearly parallel
         // edges is off (its error grows as the inverse square of the angle's sine; the
         // clipping's own tests compare both with exact arithmetic): at most 1 pair in 1,000.
-        let mut vector = vectors(0x27d4_eb2f);
+        let mut vector = random_vectors(0x27d4_eb2f);
         let dispatcher = Dispatcher { box_bias: 0.0 };
         let (mut pairs, mut differing, mut points, mut rebuilt_apart) = (0, 0, 0, 0);
         for _ in 0..1_500 {
