@@ -253,10 +253,11 @@ fn update_pair(
 /// prediction distance, and those with a witness outside the other collider's bounding box
 /// grown by that distance.
 ///
-/// parry's box–box clipping reports every corner of the clipped face, also those beyond the
-/// prediction distance (the far edge of a tilted box, 13 cm up): they can never act within
-/// the step, yet they pulled the friction patch's centre off the touching edge and forced the
-/// manifold to be rebuilt every step. And its feature clipping can produce a stray witness
+/// Clipping reports every corner of the clipped face, also those beyond the prediction
+/// distance (the far edge of a tilted box, 13 cm up): they can never act within the step, yet
+/// they pulled the friction patch's centre off the touching edge and forced the manifold to be
+/// rebuilt every step. Face pairs ([`clip`](super::clip)) leave them out already, parry's
+/// clipping of an edge does not. And parry's feature clipping can produce a stray witness
 /// when a clipped edge is nearly parallel to the normal (seen: a cylinder landing on its rim
 /// got a ground-side witness 39 m away from it). The solver puts the anchor midway between the
 /// witnesses, so the far-off one became a lever arm of 20 m: the cylinder's spin read as
