@@ -8,6 +8,7 @@ pub mod collider;
 pub mod contacts;
 mod dispatcher;
 pub mod events;
+mod gjk;
 pub mod hooks;
 pub mod mass_properties;
 #[cfg(feature = "collider-from-mesh")]
