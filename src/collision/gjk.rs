@@ -159,19 +159,21 @@ mod tests {
             let rotation = Quat::from_axis_angle(axis, vector(3.15).x);
             let pos12 = Pose::from_parts(vector(1.2), rotation);
             let reach = 0.05;
+            let parrys = |start| {
+                let mut simplex = VoronoiSimplex::new();
+                contact_support_map_support_map_with_params(
+                    &pos12,
+                    g1,
+                    g2,
+                    reach,
+                    &mut simplex,
+                    start,
+                )
+            };
             // Half the searches start from the direction a search from nowhere ends with,
             // as a pair's next step does: then the start shows the pair apart right up to
             // the reach.
-            let mut simplex = VoronoiSimplex::new();
-            let last = contact_support_map_support_map_with_params(
-                &pos12,
-                g1,
-                g2,
-                reach,
-                &mut simplex,
-                None,
-            );
-            let start = match last {
+            let start = match parrys(None) {
                 GJKResult::ClosestPoints(_, _, dir) | GJKResult::NoIntersection(dir)
                     if vector(1.0).x > 0.0 =>
                 {
@@ -180,15 +182,7 @@ mod tests {
                 _ => vector(1.0).normalize_or(Vec3::X),
             };
             let ours = contact_points(&pos12, g1, g2, reach, start);
-            let mut simplex = VoronoiSimplex::new();
-            let parrys = contact_support_map_support_map_with_params(
-                &pos12,
-                g1,
-                g2,
-                reach,
-                &mut simplex,
-                Some(start),
-            );
+            let parrys = parrys(Some(start));
             if ours == GJKResult::NoIntersection(start) {
                 early += 1;
                 assert!(
