@@ -39,6 +39,7 @@ use super::collider::{
 };
 use super::hooks::ActiveCollisionHooks;
 use super::recycling::is_polyhedral;
+use super::shape_aabb;
 use crate::body::{
     AngularVelocity, CreationOrder, LinearVelocity, Position, RigidBody, Rotation, Sleeping,
 };
@@ -298,7 +299,7 @@ impl BroadPhase {
     pub(crate) fn move_proxy(&mut self, index: usize, pose: Pose, margin: Scalar) {
         let proxy = &mut self.proxies[index];
         proxy.pose = pose;
-        proxy.aabb = proxy.shape.compute_aabb(&pose).loosened(margin);
+        proxy.aabb = shape_aabb(proxy.shape.as_ref(), &pose).loosened(margin);
         let (leaf, aabb) = (proxy.entity.index_u32(), proxy.aabb);
         if aabb.mins.is_finite() && aabb.maxs.is_finite() {
             self.fit_leaf(leaf, aabb);
@@ -478,7 +479,7 @@ pub(crate) fn collect_colliders(
         if !motion.is_finite() {
             continue;
         }
-        let aabb = collider.shape().compute_aabb(&pose);
+        let aabb = shape_aabb(collider.shape().as_ref(), &pose);
         let aabb = aabb.merged(&aabb.translated(shift)).loosened(margin + turn);
         if !aabb.mins.is_finite() || !aabb.maxs.is_finite() {
             continue;

@@ -23,6 +23,7 @@ mod shape_checks;
 pub mod shape_data;
 
 pub use aabb::ColliderAabb;
+pub(crate) use aabb::shape_aabb;
 pub use collider::{
     CoefficientCombine, Collider, ColliderDisabled, ColliderOf, CollisionLayers, Friction,
     LayerMask, PhysicsLayer, Restitution, Sensor,

@@ -7,7 +7,7 @@ use crate::body::sync::user_pose;
 use crate::body::{CreationOrder, PoseSync, Position, RigidBody, Rotation, Sleeping};
 use crate::collision::broad_phase::{BroadPhase, ColliderProxy, ProxyKind};
 use crate::collision::collider::{ColliderPose, DisabledCollider, find_body};
-use crate::collision::{Collider, ColliderOf, CollisionLayers, Sensor};
+use crate::collision::{Collider, ColliderOf, CollisionLayers, Sensor, shape_aabb};
 use crate::math::pose;
 use crate::settings::SolverConfig;
 
@@ -100,7 +100,7 @@ fn rebuild_query_tree(
             }
             None => (ProxyKind::Static, local),
         };
-        let aabb = collider.shape().compute_aabb(&world).loosened(margin);
+        let aabb = shape_aabb(collider.shape().as_ref(), &world).loosened(margin);
         if !aabb.mins.is_finite() || !aabb.maxs.is_finite() {
             continue;
         }
