@@ -138,9 +138,10 @@ mod tests {
     #[test]
     fn gives_parrys_answer_and_stops_early_only_for_pairs_apart() {
         // Random boxes, cylinders, hulls, segments and triangles within about a metre of each
-        // other, searched from a random direction or from last step's: where the start shows the pair apart,
-        // parry's GJK finds it apart too; everywhere else the answer is parry's, bit for bit
-        // (the same iterations from the same first point, and EPA's polytope reused).
+        // other, searched from a random direction or from last step's: where the start shows
+        // the pair apart, parry's GJK finds it apart too; everywhere else the answer is
+        // parry's, bit for bit (the same iterations from the same first point, and EPA's
+        // polytope reused).
         let mut vector = random_vectors(0x85eb_ca6b);
         let (mut early, mut searched) = (0, 0);
         for _ in 0..20_000 {
