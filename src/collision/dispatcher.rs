@@ -2,8 +2,10 @@
 //! manifolds where they are cheaper for the same points: box pairs
 //! ([`box_box`](super::box_box)), and a box and a triangle or two shapes of flat faces and
 //! straight edges (hulls, cylinders, cones, capsules against those, triangles:
-//! [`polygonal`](super::polygonal)), whose faces are clipped by [`clip`](super::clip).
-//! Balls, capsule pairs and half-spaces keep parry's closed forms.
+//! [`polygonal`](super::polygonal)), whose faces are clipped by [`clip`](super::clip); a
+//! capsule and a triangle take the closest points of the capsule's core from
+//! [`segment_triangle`](super::segment_triangle) instead of GJK. Balls, capsule pairs and
+//! half-spaces keep parry's closed forms.
 //!
 //! parry's dispatcher hands the parts of a compound, and the triangles of a mesh or a
 //! heightfield, to itself, so the routing of those pairs is repeated here with this
@@ -21,11 +23,12 @@ use parry3d::query::{
     NonlinearRigidMotion, PersistentQueryDispatcher, QueryDispatcher, ShapeCastHit,
     ShapeCastOptions, Unsupported,
 };
-use parry3d::shape::{Shape, ShapeType};
+use parry3d::shape::{Shape, ShapeType, Triangle, TypedShape};
 
 use super::box_box::box_box_manifold;
 use super::contacts::{FrictionImpulse, Manifold};
 use super::polygonal::{box_triangle_manifold, polygonal_manifold};
+use super::segment_triangle::SegmentTriangle;
 use crate::math::Scalar;
 
 /// parry's routing, with impetus3d's manifolds for box pairs ([`box_box_manifold`]), a box
@@ -163,10 +166,29 @@ impl PersistentQueryDispatcher<FrictionImpulse, Scalar> for Dispatcher {
                     return Err(Unsupported);
                 };
                 let (shape1, shape2) = ((pfm1, radius1, normals1), (pfm2, radius2, normals2));
-                polygonal_manifold(pos12, shape1, shape2, prediction, manifold);
+                let cores = capsule_triangle_cores(pos12, g1, g2);
+                polygonal_manifold(pos12, shape1, shape2, cores, prediction, manifold);
             }
         }
         Ok(())
+    }
+}
+
+/// A capsule's core and a triangle in `g1`'s frame, if those are the two shapes.
+fn capsule_triangle_cores(pos12: &Pose, g1: &dyn Shape, g2: &dyn Shape) -> Option<SegmentTriangle> {
+    let corners = |t: &Triangle| [t.a, t.b, t.c];
+    match (g1.as_typed_shape(), g2.as_typed_shape()) {
+        (TypedShape::Capsule(capsule), TypedShape::Triangle(triangle)) => Some(SegmentTriangle {
+            segment: [capsule.segment.a, capsule.segment.b],
+            triangle: corners(triangle).map(|v| pos12 * v),
+            segment_first: true,
+        }),
+        (TypedShape::Triangle(triangle), TypedShape::Capsule(capsule)) => Some(SegmentTriangle {
+            segment: [capsule.segment.a, capsule.segment.b].map(|v| pos12 * v),
+            triangle: corners(triangle),
+            segment_first: false,
+        }),
+        _ => None,
     }
 }
 

@@ -18,6 +18,7 @@ mod polygonal;
 pub mod primitives;
 mod recycling;
 pub(crate) mod saved_contacts;
+mod segment_triangle;
 mod shape_checks;
 #[cfg(feature = "serialize")]
 pub mod shape_data;
