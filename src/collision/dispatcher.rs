@@ -2,9 +2,10 @@
 //! manifolds where they are cheaper for the same points: box pairs
 //! ([`box_box`](super::box_box)), and a box and a triangle or two shapes of flat faces and
 //! straight edges (hulls, cylinders, cones, capsules against those, triangles:
-//! [`polygonal`](super::polygonal)), whose faces are clipped by [`clip`](super::clip); a
-//! capsule and a triangle take the closest points of the capsule's core from
-//! [`segment_triangle`](super::segment_triangle) instead of GJK. Balls, capsule pairs and
+//! [`polygonal`](super::polygonal)), whose faces are clipped by [`clip`](super::clip); against
+//! a triangle, a capsule's core takes its closest points from
+//! [`segment_triangle`](super::segment_triangle) and another shape resting over the face from
+//! [`over_face`](super::over_face), instead of GJK and EPA. Balls, capsule pairs and
 //! half-spaces keep parry's closed forms.
 //!
 //! parry's dispatcher hands the parts of a compound, and the triangles of a mesh or a
@@ -23,11 +24,12 @@ use parry3d::query::{
     NonlinearRigidMotion, PersistentQueryDispatcher, QueryDispatcher, ShapeCastHit,
     ShapeCastOptions, Unsupported,
 };
-use parry3d::shape::{Shape, ShapeType, Triangle, TypedShape};
+use parry3d::shape::{PolygonalFeatureMap, Shape, ShapeType, Triangle, TypedShape};
 
 use super::box_box::box_box_manifold;
 use super::contacts::{FrictionImpulse, Manifold};
-use super::polygonal::{box_triangle_manifold, polygonal_manifold};
+use super::over_face::OverFace;
+use super::polygonal::{Shortcut, box_triangle_manifold, polygonal_manifold};
 use super::segment_triangle::SegmentTriangle;
 use crate::math::Scalar;
 
@@ -165,30 +167,51 @@ impl PersistentQueryDispatcher<FrictionImpulse, Scalar> for Dispatcher {
                 else {
                     return Err(Unsupported);
                 };
+                let shortcut = triangle_shortcut(pos12, (g1, pfm1), (g2, pfm2));
                 let (shape1, shape2) = ((pfm1, radius1, normals1), (pfm2, radius2, normals2));
-                let cores = capsule_triangle_cores(pos12, g1, g2);
-                polygonal_manifold(pos12, shape1, shape2, cores, prediction, manifold);
+                polygonal_manifold(pos12, shape1, shape2, shortcut, prediction, manifold);
             }
         }
         Ok(())
     }
 }
 
-/// A capsule's core and a triangle in `g1`'s frame, if those are the two shapes.
-fn capsule_triangle_cores(pos12: &Pose, g1: &dyn Shape, g2: &dyn Shape) -> Option<SegmentTriangle> {
+/// How [`polygonal_manifold`] may find the closest points of a shape and a triangle without
+/// GJK: a capsule's core in closed form, another shape's core (`pfm1` or `pfm2`) where it rests
+/// over the face.
+fn triangle_shortcut<'a>(
+    pos12: &'a Pose,
+    (g1, pfm1): (&dyn Shape, &'a dyn PolygonalFeatureMap),
+    (g2, pfm2): (&dyn Shape, &'a dyn PolygonalFeatureMap),
+) -> Shortcut<'a> {
     let corners = |t: &Triangle| [t.a, t.b, t.c];
     match (g1.as_typed_shape(), g2.as_typed_shape()) {
-        (TypedShape::Capsule(capsule), TypedShape::Triangle(triangle)) => Some(SegmentTriangle {
-            segment: [capsule.segment.a, capsule.segment.b],
+        (TypedShape::Triangle(_), TypedShape::Triangle(_)) => Shortcut::Gjk,
+        (TypedShape::Capsule(capsule), TypedShape::Triangle(triangle)) => {
+            Shortcut::SegmentTriangle(SegmentTriangle {
+                segment: [capsule.segment.a, capsule.segment.b],
+                triangle: corners(triangle).map(|v| pos12 * v),
+                segment_first: true,
+            })
+        }
+        (TypedShape::Triangle(triangle), TypedShape::Capsule(capsule)) => {
+            Shortcut::SegmentTriangle(SegmentTriangle {
+                segment: [capsule.segment.a, capsule.segment.b].map(|v| pos12 * v),
+                triangle: corners(triangle),
+                segment_first: false,
+            })
+        }
+        (_, TypedShape::Triangle(triangle)) => Shortcut::OverFace(OverFace {
+            core: pfm1,
+            core_pose: None,
             triangle: corners(triangle).map(|v| pos12 * v),
-            segment_first: true,
         }),
-        (TypedShape::Triangle(triangle), TypedShape::Capsule(capsule)) => Some(SegmentTriangle {
-            segment: [capsule.segment.a, capsule.segment.b].map(|v| pos12 * v),
+        (TypedShape::Triangle(triangle), _) => Shortcut::OverFace(OverFace {
+            core: pfm2,
+            core_pose: Some(pos12),
             triangle: corners(triangle),
-            segment_first: false,
         }),
-        _ => None,
+        _ => Shortcut::Gjk,
     }
 }
 

@@ -14,6 +14,7 @@ pub mod mass_properties;
 #[cfg(feature = "collider-from-mesh")]
 pub mod mesh;
 pub mod narrow_phase;
+mod over_face;
 mod polygonal;
 pub mod primitives;
 mod recycling;

@@ -3,9 +3,10 @@
 //! faces with [`clip`](super::clip), and keeping the warm-start impulses without a copy of
 //! the old points.
 //!
-//! The normal comes from GJK (for a capsule and a triangle, from the closest points of the
-//! capsule's core in closed form; for a box and a triangle, from the separating-axis test
-//! over the box's faces, the triangle's face and their edge pairs); the features of both
+//! The normal comes from GJK (against a triangle, from the closest points of a capsule's core
+//! in closed form, or from the face for a shape resting over it where that is proven; for a
+//! box and a triangle, from the separating-axis test over the box's faces, the triangle's
+//! face and their edge pairs); the features of both
 //! shapes farthest along it are clipped against each other (Catto, "Contact Manifolds",
 //! GDC 2007). Pairs of a mesh's triangles may have their normal bent by the mesh's
 //! pseudo-normals (parry's `NormalConstraints`), which keeps bodies from catching on the
@@ -21,6 +22,7 @@ use parry3d::shape::{Cuboid, PackedFeatureId, PolygonalFeature, PolygonalFeature
 use super::clip::face_face_contacts;
 use super::contacts::Manifold;
 use super::gjk::contact_points;
+use super::over_face::OverFace;
 use super::segment_triangle::SegmentTriangle;
 
 /// A shape's polygonal features, its rounding radius and its normal constraints.
@@ -79,29 +81,49 @@ pub(crate) fn feature_contacts(
     }
 }
 
+/// How the closest points of two shapes' cores are found where GJK need not search: closed
+/// forms for a shape and a triangle.
+pub(crate) enum Shortcut<'a> {
+    /// None: GJK.
+    Gjk,
+    /// A capsule's core and a triangle ([`SegmentTriangle`]).
+    SegmentTriangle(SegmentTriangle),
+    /// Another convex core over a triangle's face ([`OverFace`]).
+    OverFace(OverFace<'a>),
+}
+
+impl Shortcut<'_> {
+    /// GJK's answer for the cores, if this shortcut finds it.
+    fn closest(&self, max_dist: f32) -> Option<GJKResult> {
+        match self {
+            Shortcut::Gjk => None,
+            Shortcut::SegmentTriangle(cores) => cores.closest(max_dist),
+            Shortcut::OverFace(cores) => cores.closest(max_dist),
+        }
+    }
+}
+
 /// Rebuilds the manifold of two convex shapes given by their polygonal features: GJK finds
 /// the normal (starting from the manifold's last one), and the features along it are
 /// clipped. GJK's closest points are added as one more point, so a pair always has one even
-/// where clipping finds none. For a capsule's core and a triangle (`cores`) the closest
-/// points come in closed form instead, GJK answering only where the core pierces the
-/// triangle.
+/// where clipping finds none. Against a triangle, `shortcut` finds the closest points
+/// instead where it can: in closed form for a capsule's core, and from two support points
+/// for a shape resting over the face.
 pub(crate) fn polygonal_manifold(
     pos12: &Pose,
     (shape1, radius1, normals1): Rounded,
     (shape2, radius2, normals2): Rounded,
-    cores: Option<SegmentTriangle>,
+    shortcut: Shortcut,
     prediction: f32,
     manifold: &mut Manifold,
 ) {
     let reach = prediction + radius1 + radius2;
-    let found = cores
-        .and_then(|cores| cores.closest(reach))
-        .unwrap_or_else(|| {
-            let start = (manifold.local_n1.try_normalize())
-                .or_else(|| pos12.translation.try_normalize())
-                .unwrap_or(Vec3::X);
-            contact_points(pos12, shape1, shape2, reach, start)
-        });
+    let found = shortcut.closest(reach).unwrap_or_else(|| {
+        let start = (manifold.local_n1.try_normalize())
+            .or_else(|| pos12.translation.try_normalize())
+            .unwrap_or(Vec3::X);
+        contact_points(pos12, shape1, shape2, reach, start)
+    });
     let GJKResult::ClosestPoints(p1, p2, dir) = found else {
         manifold.clear();
         // Apart: the direction that showed it seeds the next search. Otherwise none.
