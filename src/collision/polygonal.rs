@@ -293,9 +293,10 @@ mod tests {
         // edge, next to the corner's own point) and where parry's crossing of nearly parallel
         // edges is off (its error grows as the inverse square of the angle's sine; the
         // clipping's own tests compare both with exact arithmetic): at most 1 pair in 1,000.
-        // A capsule against triangles is left out too: its closest points come in closed form
-        // here (`segment_triangle`'s tests compare them with GJK's), where GJK stops within
-        // a relative 1.1e-3 of the distance and so tilts the normal by up to √(2.2e-3) rad.
+        // A capsule, cylinder, cone or hull against triangles is left out too: the closest
+        // points come in closed form or from the face here where they can (`segment_triangle`
+        // and `over_face` test them against exact references), where GJK stops within a
+        // relative 1.1e-3 of the distance and so tilts the normal by up to √(2.2e-3) rad.
         let mut vector = random_vectors(0x27d4_eb2f);
         let dispatcher = Dispatcher { box_bias: 0.0 };
         let (mut pairs, mut differing, mut points, mut rebuilt_apart) = (0, 0, 0, 0);
@@ -307,9 +308,12 @@ mod tests {
                 };
                 let boxes = g1.as_cuboid().is_some() && g2.as_cuboid().is_some();
                 let triangles = |g: &dyn Shape| terrain(g) || g.as_triangle().is_some();
-                let capsule_triangles = (g1.as_capsule().is_some() && triangles(&**g2))
-                    || (triangles(&**g1) && g2.as_capsule().is_some());
-                if boxes || capsule_triangles || (terrain(&**g1) && terrain(&**g2)) {
+                let shortcut = |g: &dyn Shape| {
+                    !triangles(g) && g.as_ball().is_none() && g.as_cuboid().is_none()
+                };
+                let over_triangles =
+                    (shortcut(&**g1) && triangles(&**g2)) || (triangles(&**g1) && shortcut(&**g2));
+                if boxes || over_triangles || (terrain(&**g1) && terrain(&**g2)) {
                     continue;
                 }
                 let axis = vector(1.0).normalize_or(Vec3::Y);
@@ -449,6 +453,44 @@ mod tests {
                     "no point under the end at {end}: {:?}",
                     manifold.points
                 );
+            }
+        }
+    }
+
+    #[test]
+    fn a_cylinder_standing_on_a_triangle_rests_on_its_cap() {
+        // A cylinder of radius 0.3 standing 3 mm into a large triangle, as either shape of the
+        // pair: the normal is the face's (from its two support points, no EPA), and the cap's
+        // points are each 3 mm deep.
+        let cylinder = Cylinder::new(0.4, 0.3);
+        let triangle = Triangle::new(
+            Vec3::new(-2.0, 0.0, -2.0),
+            Vec3::new(0.0, 0.0, 3.0),
+            Vec3::new(2.0, 0.0, -2.0),
+        );
+        let dispatcher = Dispatcher { box_bias: 0.0 };
+        let pose = Pose::from_translation(Vec3::new(0.3, 0.397, 0.1));
+        for cylinder_first in [true, false] {
+            let mut manifold = Manifold::new();
+            let (pos12, g1, g2): (Pose, &dyn Shape, &dyn Shape) = if cylinder_first {
+                (pose.inverse(), &cylinder, &triangle)
+            } else {
+                (pose, &triangle, &cylinder)
+            };
+            dispatcher
+                .contact_manifold_convex_convex(&pos12, g1, g2, None, None, 0.02, &mut manifold)
+                .unwrap();
+            let up = if cylinder_first { -Vec3::Y } else { Vec3::Y };
+            assert_eq!(manifold.local_n1, up);
+            assert!(manifold.points.len() >= 3, "{:?}", manifold.points);
+            for c in &manifold.points {
+                let on_cylinder = if cylinder_first {
+                    c.local_p1
+                } else {
+                    c.local_p2
+                };
+                assert!((on_cylinder.y + 0.4).abs() < 1e-5, "{c:?} not on the cap");
+                assert!((c.dist + 0.003).abs() < 1e-5, "{c:?} not 3 mm deep");
             }
         }
     }
