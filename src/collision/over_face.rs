@@ -81,6 +81,7 @@ impl OverFace<'_> {
             return Some(GJKResult::NoIntersection(toward));
         }
         let foot = deepest - n * low;
+        // The winding's unit normal turns each edge inward, whichever side the shape is on.
         let unit = winding / area;
         let margin = [(a, b), (b, c), (c, a)]
             .map(|(from, to)| {
