@@ -410,49 +410,51 @@ mod tests {
             })
     }
 
-    #[test]
-    fn a_capsule_lying_on_a_triangle_touches_at_both_ends() {
-        // A capsule of half-height 0.5 and radius 0.2 lying along X, 3 mm into a large
-        // triangle, as either shape of the pair: the normal is the face's, and the manifold
-        // has points under both ends of the core, each 3 mm deep.
-        let capsule = Capsule::new_x(0.5, 0.2);
+    /// The manifold of `shape` at `pose` over a large triangle at the origin, with the shape as
+    /// the pair's first shape and as its second: the normal made to point up (from the
+    /// triangle), and each point's witness on the shape with its distance.
+    fn on_a_triangle(shape: &dyn Shape, pose: Pose) -> [(Vec3, Vec<(Vec3, f32)>); 2] {
         let triangle = Triangle::new(
             Vec3::new(-2.0, 0.0, -2.0),
             Vec3::new(0.0, 0.0, 3.0),
             Vec3::new(2.0, 0.0, -2.0),
         );
         let dispatcher = Dispatcher { box_bias: 0.0 };
-        let pose = Pose::from_translation(Vec3::new(0.3, 0.197, 0.1));
-        for capsule_first in [true, false] {
+        [true, false].map(|shape_first| {
             let mut manifold = Manifold::new();
-            let (pos12, g1, g2): (Pose, &dyn Shape, &dyn Shape) = if capsule_first {
-                (pose.inverse(), &capsule, &triangle)
+            let (pos12, g1, g2): (Pose, &dyn Shape, &dyn Shape) = if shape_first {
+                (pose.inverse(), shape, &triangle)
             } else {
-                (pose, &triangle, &capsule)
+                (pose, &triangle, shape)
             };
             dispatcher
                 .contact_manifold_convex_convex(&pos12, g1, g2, None, None, 0.02, &mut manifold)
                 .unwrap();
-            let up = if capsule_first { -Vec3::Y } else { Vec3::Y };
-            assert!(
-                (manifold.local_n1 - up).length() < 1e-6,
-                "{}",
+            let up = if shape_first {
+                -manifold.local_n1
+            } else {
                 manifold.local_n1
-            );
+            };
+            let points = manifold.points.iter().map(|c| {
+                let on_shape = if shape_first { c.local_p1 } else { c.local_p2 };
+                (on_shape, c.dist)
+            });
+            (up, points.collect())
+        })
+    }
+
+    #[test]
+    fn a_capsule_lying_on_a_triangle_touches_at_both_ends() {
+        // A capsule of half-height 0.5 and radius 0.2 lying along X, 3 mm into a large
+        // triangle, as either shape of the pair: the normal is the face's, and the manifold
+        // has points under both ends of the core, each 3 mm deep.
+        let pose = Pose::from_translation(Vec3::new(0.3, 0.197, 0.1));
+        for (up, points) in on_a_triangle(&Capsule::new_x(0.5, 0.2), pose) {
+            assert!((up - Vec3::Y).length() < 1e-6, "{up}");
             for end in [-0.5, 0.5] {
-                let under = manifold.points.iter().any(|c| {
-                    let on_capsule = if capsule_first {
-                        c.local_p1
-                    } else {
-                        c.local_p2
-                    };
-                    (on_capsule.x - end).abs() < 1e-5 && (c.dist + 0.003).abs() < 1e-5
-                });
-                assert!(
-                    under,
-                    "no point under the end at {end}: {:?}",
-                    manifold.points
-                );
+                let under = (points.iter())
+                    .any(|&(p, dist)| (p.x - end).abs() < 1e-5 && (dist + 0.003).abs() < 1e-5);
+                assert!(under, "no point under the end at {end}: {points:?}");
             }
         }
     }
@@ -462,35 +464,13 @@ mod tests {
         // A cylinder of radius 0.3 standing 3 mm into a large triangle, as either shape of the
         // pair: the normal is the face's (from its two support points, no EPA), and the cap's
         // points are each 3 mm deep.
-        let cylinder = Cylinder::new(0.4, 0.3);
-        let triangle = Triangle::new(
-            Vec3::new(-2.0, 0.0, -2.0),
-            Vec3::new(0.0, 0.0, 3.0),
-            Vec3::new(2.0, 0.0, -2.0),
-        );
-        let dispatcher = Dispatcher { box_bias: 0.0 };
         let pose = Pose::from_translation(Vec3::new(0.3, 0.397, 0.1));
-        for cylinder_first in [true, false] {
-            let mut manifold = Manifold::new();
-            let (pos12, g1, g2): (Pose, &dyn Shape, &dyn Shape) = if cylinder_first {
-                (pose.inverse(), &cylinder, &triangle)
-            } else {
-                (pose, &triangle, &cylinder)
-            };
-            dispatcher
-                .contact_manifold_convex_convex(&pos12, g1, g2, None, None, 0.02, &mut manifold)
-                .unwrap();
-            let up = if cylinder_first { -Vec3::Y } else { Vec3::Y };
-            assert_eq!(manifold.local_n1, up);
-            assert!(manifold.points.len() >= 3, "{:?}", manifold.points);
-            for c in &manifold.points {
-                let on_cylinder = if cylinder_first {
-                    c.local_p1
-                } else {
-                    c.local_p2
-                };
-                assert!((on_cylinder.y + 0.4).abs() < 1e-5, "{c:?} not on the cap");
-                assert!((c.dist + 0.003).abs() < 1e-5, "{c:?} not 3 mm deep");
+        for (up, points) in on_a_triangle(&Cylinder::new(0.4, 0.3), pose) {
+            assert_eq!(up, Vec3::Y);
+            assert!(points.len() >= 3, "{points:?}");
+            for (p, dist) in points {
+                assert!((p.y + 0.4).abs() < 1e-5, "{p} not on the cap");
+                assert!((dist + 0.003).abs() < 1e-5, "{p} not 3 mm deep: {dist}");
             }
         }
     }
