@@ -292,7 +292,8 @@ mod tests {
     fn gjk_finds_the_same_distance_and_direction() {
         // The segment and the triangle as parry's shapes in their own frames, posed at
         // random, in either order: GJK's distance agrees within its stopping gap (relative
-        // √(10 ε) ≈ 1.1e-3), and so does its direction where the closest points are unique.
+        // √(10 ε) ≈ 1.1e-3), and its direction within √(2 · 1.1e-3) rad (the gap between
+        // two convex shapes' closest points is unique even where the points are not).
         use crate::collision::gjk::contact_points;
         use bevy::math::Quat;
         use parry3d::math::Pose;
@@ -341,7 +342,7 @@ mod tests {
                 "{distance} against GJK's {gjk_distance}"
             );
             assert!(
-                (p2 - p1).dot(dir) > 0.0 && dir.dot(gjk_dir) > 0.95,
+                (p2 - p1).dot(dir) > 0.0 && dir.dot(gjk_dir) > 0.047f32.cos(),
                 "{dir} {gjk_dir}"
             );
             compared += 1;
