@@ -8,16 +8,16 @@
 //! [`over_face`](super::over_face), instead of GJK and EPA. Balls, capsule pairs and
 //! half-spaces keep parry's closed forms.
 //!
-//! parry's dispatcher hands the parts of a compound, and the triangles of a mesh or a
-//! heightfield, to itself, so the routing of those pairs is repeated here with this
-//! dispatcher handed down instead: the parts of tables and chairs, a drum's walls and the
-//! triangles of a terrain reach the manifolds above. Voxels go to parry's own voxel code.
+//! A convex shape against a mesh or a heightfield gets one manifold per touching triangle from
+//! [`terrain`](super::terrain). parry's dispatcher hands the parts of a compound to itself, so
+//! the routing of compound pairs is repeated here with this dispatcher handed down instead:
+//! the parts of tables and chairs and a drum's walls reach the manifolds above. Voxels go to
+//! parry's own voxel code.
 
 use parry3d::math::{Pose, Real, Vector};
 use parry3d::query::details::{
     NormalConstraints, contact_manifolds_composite_shape_composite_shape,
     contact_manifolds_composite_shape_shape, contact_manifolds_heightfield_composite_shape,
-    contact_manifolds_heightfield_shape_shapes, contact_manifolds_trimesh_shape_shapes,
 };
 use parry3d::query::{
     ClosestPoints, Contact, ContactManifoldsWorkspace, DefaultQueryDispatcher,
@@ -31,6 +31,7 @@ use super::contacts::{FrictionImpulse, Manifold};
 use super::over_face::OverFace;
 use super::polygonal::{Shortcut, box_triangle_manifold, polygonal_manifold};
 use super::segment_triangle::SegmentTriangle;
+use super::terrain::{Terrain, terrain_manifolds};
 use crate::math::Scalar;
 
 /// parry's routing, with impetus3d's manifolds for box pairs ([`box_box_manifold`]), a box
@@ -62,12 +63,6 @@ impl PersistentQueryDispatcher<FrictionImpulse, Scalar> for Dispatcher {
                 );
                 Ok(())
             }
-            _ if t1 == mesh || t2 == mesh => {
-                contact_manifolds_trimesh_shape_shapes(
-                    self, pos12, g1, g2, prediction, manifolds, workspace,
-                );
-                Ok(())
-            }
             (None, Some(c2)) if t1 == heightfield => {
                 let field = g1.as_heightfield().ok_or(Unsupported)?;
                 let pos21 = pos12.inverse();
@@ -84,11 +79,13 @@ impl PersistentQueryDispatcher<FrictionImpulse, Scalar> for Dispatcher {
                 );
                 Ok(())
             }
-            _ if t1 == heightfield || t2 == heightfield => {
-                contact_manifolds_heightfield_shape_shapes(
-                    self, pos12, g1, g2, prediction, manifolds, workspace,
-                );
-                Ok(())
+            _ if t1 == mesh || t1 == heightfield => {
+                let terrain = Terrain::of(g1).ok_or(Unsupported)?;
+                terrain_manifolds(self, pos12, (terrain, g2), true, prediction, manifolds)
+            }
+            _ if t2 == mesh || t2 == heightfield => {
+                let terrain = Terrain::of(g2).ok_or(Unsupported)?;
+                terrain_manifolds(self, pos12, (terrain, g1), false, prediction, manifolds)
             }
             (Some(c1), None) => {
                 contact_manifolds_composite_shape_shape(

@@ -23,6 +23,7 @@ mod segment_triangle;
 mod shape_checks;
 #[cfg(feature = "serialize")]
 pub mod shape_data;
+mod terrain;
 
 pub use aabb::ColliderAabb;
 pub(crate) use aabb::shape_aabb;

@@ -241,7 +241,7 @@ fn update_pair(
         reduce_manifold(manifold);
     }
     pair.recycling = classify(&mut pair.manifolds, &pos12, p1, p2);
-    // Empty manifolds stay: parry's mesh pairs keep one manifold per triangle, by index.
+    // Empty manifolds stay: parry's compound pairs keep one manifold per pair of parts.
     pair.touching = pair
         .manifolds
         .iter()

@@ -338,7 +338,15 @@ mod tests {
                 }
                 pairs += 1;
                 points += ours.iter().map(|m| m.points.len()).sum::<usize>();
-                differing += usize::from(!same(&ours, &parrys));
+                // parry turns the pose of a pair with the terrain second round twice (inverted
+                // for the triangles, and back for each triangle), which moves its normals by
+                // f32 rounding: a few units in the 7th digit.
+                let rounding = if terrain(g2) && !terrain(g1) {
+                    1e-5
+                } else {
+                    0.0
+                };
+                differing += usize::from(!same(&ours, &parrys, rounding));
             }
         }
         assert!(points > 40_000, "{points} points in {pairs} pairs");
@@ -373,41 +381,43 @@ mod tests {
         build(&mut rebuilt, &mut work, later);
         let (mut fresh, mut work) = (Vec::new(), None);
         build(&mut fresh, &mut work, later);
-        let touching = |manifolds: Vec<Manifold>| {
-            let mut points: Vec<_> = (manifolds.into_iter())
-                .filter(|m| !m.points.is_empty())
+        let points = |manifolds: &[Manifold]| {
+            (touching(manifolds).into_iter())
                 .map(|m| {
-                    let points = m
-                        .points
-                        .iter()
-                        .map(|c| (c.fid1, c.fid2, c.local_p1, c.local_p2, c.dist));
+                    let points = m.points.iter();
+                    let points = points.map(|c| (c.fid1, c.fid2, c.local_p1, c.local_p2, c.dist));
                     ((m.subshape1, m.subshape2), points.collect::<Vec<_>>())
                 })
-                .collect();
-            points.sort_by_key(|(key, _)| *key);
-            points
+                .collect::<Vec<_>>()
         };
-        touching(rebuilt) == touching(fresh)
+        points(&rebuilt) == points(&fresh)
     }
 
-    /// The same normals, and the same points from the same features within 0.1 mm. An empty
-    /// manifold's normal (a seed for the next search, which may be any direction that showed
-    /// the shapes apart) is not compared.
-    fn same(ours: &[Manifold], parrys: &[Manifold]) -> bool {
+    /// The same touching manifolds (those with points, by sub-shapes: a mesh pair keeps one
+    /// manifold per touching triangle here, parry one per nearby triangle), with the same
+    /// normals (within `rounding`), and the same points from the same features within 0.1 mm.
+    fn same(ours: &[Manifold], parrys: &[Manifold], rounding: f32) -> bool {
+        let (ours, parrys) = (touching(ours), touching(parrys));
         ours.len() == parrys.len()
-            && ours.iter().zip(parrys).all(|(a, b)| {
-                let empty = a.points.is_empty() && b.points.is_empty();
-                empty
-                    || a.local_n1 == b.local_n1
-                        && a.local_n2 == b.local_n2
-                        && a.points.len() == b.points.len()
-                        && a.points.iter().zip(&b.points).all(|(p, q)| {
-                            (p.fid1, p.fid2) == (q.fid1, q.fid2)
-                                && p.local_p1.distance(q.local_p1) <= 1e-4
-                                && p.local_p2.distance(q.local_p2) <= 1e-4
-                                && (p.dist - q.dist).abs() <= 1e-4
-                        })
+            && ours.iter().zip(&parrys).all(|(a, b)| {
+                (a.subshape1, a.subshape2) == (b.subshape1, b.subshape2)
+                    && a.local_n1.distance(b.local_n1) <= rounding
+                    && a.local_n2.distance(b.local_n2) <= rounding
+                    && a.points.len() == b.points.len()
+                    && a.points.iter().zip(&b.points).all(|(p, q)| {
+                        (p.fid1, p.fid2) == (q.fid1, q.fid2)
+                            && p.local_p1.distance(q.local_p1) <= 1e-4
+                            && p.local_p2.distance(q.local_p2) <= 1e-4
+                            && (p.dist - q.dist).abs() <= 1e-4
+                    })
             })
+    }
+
+    /// The manifolds with points, sorted by their sub-shapes.
+    fn touching(manifolds: &[Manifold]) -> Vec<&Manifold> {
+        let mut touching: Vec<_> = manifolds.iter().filter(|m| !m.points.is_empty()).collect();
+        touching.sort_by_key(|m| (m.subshape1, m.subshape2));
+        touching
     }
 
     /// The manifold of `shape` at `pose` over a large triangle at the origin, with the shape as

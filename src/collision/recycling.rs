@@ -228,15 +228,25 @@ fn feature_met(flat: &dyn Shape, subshape: u32, normal: Vec3) -> Feature {
         let along = face.dot(normal) > 0.0;
         if along && face.cross(normal).length_squared() < FACE_TILT * FACE_TILT {
             Feature::Face(face)
+        } else if along && part.as_triangle().is_some() {
+            // parry hands a triangle's face over for every normal; off its normal, the
+            // normal meets one of its edges or corners (a ball on a terrain's ridge).
+            Feature::EdgeOrCorner
         } else {
             Feature::TiltedFace
         }
     };
-    match flat.as_composite_shape() {
-        Some(composite) => composite.map_part_at(subshape, &mut |_, part, _| {
+    match (flat.as_composite_shape(), flat.as_heightfield()) {
+        (Some(composite), _) => composite.map_part_at(subshape, &mut |_, part, _| {
             found = check(part);
         }),
-        None => found = check(flat),
+        // A heightfield is not a composite shape to parry; its parts are its triangles.
+        (None, Some(field)) => {
+            if let Some(triangle) = field.triangle_at_id(subshape) {
+                found = check(&triangle);
+            }
+        }
+        (None, None) => found = check(flat),
     }
     found
 }
@@ -288,7 +298,7 @@ pub(crate) fn recycle(
         return false;
     }
     let limit = RECYCLE_DISTANCE * RECYCLE_DISTANCE;
-    // A compound or mesh pair keeps an empty manifold for every pair of parts near each other;
+    // A compound pair keeps an empty manifold for every pair of parts near each other;
     // only those with points have anything to check or update.
     for m in pair.manifolds.iter().filter(|m| !m.points.is_empty()) {
         let (now, then) = (relative(m, pos12), relative(m, &pair.built_at));
@@ -371,5 +381,107 @@ fn rest_on_round(m: &mut Manifold, pos12: &Pose, round1: &dyn Shape, round2: &dy
         let p2 = now * surface_point(round2, n2, pt.local_p2);
         pt.dist = (p2 - pt.local_p1).dot(n1);
         pt.local_p2 = back * (pt.local_p1 + n1 * pt.dist);
+    }
+}
+
+#[cfg(test)]
+// Tests build their scenes with platform math; the rule (`clippy.toml`) guards the step.
+#[allow(clippy::disallowed_methods)]
+mod tests {
+    use parry3d::query::PersistentQueryDispatcher;
+    use parry3d::shape::{HeightField, SharedShape, TriMesh};
+
+    use super::*;
+    use crate::collision::dispatcher::Dispatcher;
+
+    /// A 2 × 1-cell ridge along z at x = 0, each side sloping down by 0.2 over 1 m, as a
+    /// heightfield and as a mesh of the same triangles.
+    fn ridges() -> [SharedShape; 2] {
+        // Column-major: a column of two samples along z for each x.
+        let heights = [0.0, 0.0, 0.2, 0.2, 0.0, 0.0];
+        let field = HeightField::new(
+            parry3d::utils::Array2::new(2, 3, heights.to_vec()),
+            Vec3::new(2.0, 1.0, 1.0),
+        );
+        let huge = parry3d::bounding_volume::Aabb::new(Vec3::splat(-9.0), Vec3::splat(9.0));
+        let mut triangles = Vec::new();
+        field.map_elements_in_local_aabb(&huge, &mut |_, t| triangles.push(*t));
+        let vertices = triangles.iter().flat_map(|t| [t.a, t.b, t.c]).collect();
+        let indices = (0..triangles.len() as u32).map(|i| [3 * i, 3 * i + 1, 3 * i + 2]);
+        let mesh = TriMesh::new(vertices, indices.collect()).unwrap();
+        [SharedShape::new(field), SharedShape::new(mesh)]
+    }
+
+    /// How the manifolds of `round` (dynamic) touching `terrain` at `at` are recycled, the
+    /// terrain as collider 1 or 2.
+    fn recycling(terrain: &SharedShape, round: SharedShape, at: Vec3) -> [Recycling; 2] {
+        let (mut fixed, mut moving) = (
+            ColliderProxy::new(terrain.clone()),
+            ColliderProxy::new(round),
+        );
+        moving.kind = ProxyKind::Dynamic;
+        moving.pose = Pose::from_translation(at);
+        fixed.pose = Pose::IDENTITY;
+        [true, false].map(|terrain_first| {
+            let (p1, p2) = if terrain_first {
+                (&fixed, &moving)
+            } else {
+                (&moving, &fixed)
+            };
+            let pos12 = p1.pose.inv_mul(&p2.pose);
+            let (mut manifolds, mut workspace) = (Vec::new(), None);
+            Dispatcher { box_bias: 0.0 }
+                .contact_manifolds(
+                    &pos12,
+                    &*p1.shape,
+                    &*p2.shape,
+                    0.02,
+                    &mut manifolds,
+                    &mut workspace,
+                )
+                .unwrap();
+            assert!(
+                manifolds.iter().any(|m| !m.points.is_empty()),
+                "not touching"
+            );
+            classify(&mut manifolds, &pos12, p1, p2)
+        })
+    }
+
+    /// A ball or a lying capsule resting on a terrain's slope (a face) or on its ridge (the
+    /// edge between two triangles), on a heightfield or a mesh: both keep the normal in the
+    /// terrain's frame. Neither is a tilted face: a triangle's face is what parry hands over
+    /// for every normal, and a heightfield's triangles are its parts.
+    #[test]
+    fn curved_shapes_on_terrain_faces_and_ridges_are_recycled() {
+        let radius = 0.3;
+        // The slope's unit normal, and the point of the slope 0.5 m from the ridge.
+        let normal = Vec3::new(0.2, 1.0, 0.0).normalize();
+        let on_slope = Vec3::new(0.5, 0.1, 0.0);
+        for terrain in &ridges() {
+            for round in [
+                SharedShape::ball(radius),
+                SharedShape::capsule_z(0.2, radius),
+            ] {
+                let slope = on_slope + normal * (radius - 0.001);
+                let ridge = Vec3::new(0.0, 0.2 + radius - 0.001, 0.0);
+                for (at, place) in [(slope, "slope"), (ridge, "ridge")] {
+                    for (recycling, terrain_first) in recycling(terrain, round.clone(), at)
+                        .into_iter()
+                        .zip([true, false])
+                    {
+                        let expected = Recycling::OnFlat {
+                            flat_is_first: terrain_first,
+                        };
+                        assert_eq!(
+                            recycling,
+                            expected,
+                            "{:?} on the {place}",
+                            round.shape_type()
+                        );
+                    }
+                }
+            }
+        }
     }
 }

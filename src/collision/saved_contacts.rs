@@ -9,7 +9,7 @@
 //! recycling), the combined materials, the recycling rule and whether it touches; per manifold
 //! its normals, sub-shapes and friction impulses; and every point whole (both anchors, the
 //! distance, the feature ids that match it to the next step's points, its impulse). The rare
-//! parts live in side lists: parry's workspaces (mesh and compound pairs), the sub-shape poses
+//! parts live in side lists: parry's workspaces (compound pairs), the sub-shape poses
 //! of composite shapes, and contact-hook changes still in force.
 //!
 //! Left out, because the next step sets them before anything reads them: the pair's
