@@ -142,3 +142,18 @@ pub(crate) fn random_vectors(mut seed: u32) -> impl FnMut(f32) -> bevy::math::Ve
     };
     move |scale| (bevy::math::Vec3::new(unit(), unit(), unit()) - 0.5) * 2.0 * scale
 }
+
+/// The triangles of `field` as a mesh (each with its own three vertices), in the field's
+/// order: the same surface through the mesh's code, for the narrow phase's tests.
+#[cfg(test)]
+pub(crate) fn field_as_mesh(field: &parry3d::shape::HeightField) -> parry3d::shape::TriMesh {
+    let everything = parry3d::bounding_volume::Aabb::new(
+        bevy::math::Vec3::splat(-1e6),
+        bevy::math::Vec3::splat(1e6),
+    );
+    let mut triangles = Vec::new();
+    field.map_elements_in_local_aabb(&everything, &mut |_, t| triangles.push(*t));
+    let vertices = triangles.iter().flat_map(|t| [t.a, t.b, t.c]).collect();
+    let indices = (0..triangles.len() as u32).map(|i| [3 * i, 3 * i + 1, 3 * i + 2]);
+    parry3d::shape::TriMesh::new(vertices, indices.collect()).expect("a heightfield's triangles")
+}

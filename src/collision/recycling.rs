@@ -389,10 +389,11 @@ fn rest_on_round(m: &mut Manifold, pos12: &Pose, round1: &dyn Shape, round2: &dy
 #[allow(clippy::disallowed_methods)]
 mod tests {
     use parry3d::query::PersistentQueryDispatcher;
-    use parry3d::shape::{HeightField, SharedShape, TriMesh};
+    use parry3d::shape::{HeightField, SharedShape};
 
     use super::*;
     use crate::collision::dispatcher::Dispatcher;
+    use crate::collision::field_as_mesh;
 
     /// A 2 × 1-cell ridge along z at x = 0, each side sloping down by 0.2 over 1 m, as a
     /// heightfield and as a mesh of the same triangles.
@@ -403,12 +404,7 @@ mod tests {
             parry3d::utils::Array2::new(2, 3, heights.to_vec()),
             Vec3::new(2.0, 1.0, 1.0),
         );
-        let huge = parry3d::bounding_volume::Aabb::new(Vec3::splat(-9.0), Vec3::splat(9.0));
-        let mut triangles = Vec::new();
-        field.map_elements_in_local_aabb(&huge, &mut |_, t| triangles.push(*t));
-        let vertices = triangles.iter().flat_map(|t| [t.a, t.b, t.c]).collect();
-        let indices = (0..triangles.len() as u32).map(|i| [3 * i, 3 * i + 1, 3 * i + 2]);
-        let mesh = TriMesh::new(vertices, indices.collect()).unwrap();
+        let mesh = field_as_mesh(&field);
         [SharedShape::new(field), SharedShape::new(mesh)]
     }
 

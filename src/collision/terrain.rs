@@ -160,7 +160,7 @@ mod tests {
     use parry3d::shape::{Ball, Capsule, Cuboid, Cylinder};
 
     use super::*;
-    use crate::collision::random_vectors;
+    use crate::collision::{field_as_mesh, random_vectors};
 
     /// A bumpy 6 × 6-cell terrain of 1 m cells, as a heightfield and as the same triangles in
     /// a mesh.
@@ -168,12 +168,7 @@ mod tests {
         let mut bump = random_vectors(0x9e37_79b9);
         let heights = parry3d::utils::Array2::new(7, 7, (0..49).map(|_| bump(0.15).y).collect());
         let field = HeightField::new(heights, Vec3::new(6.0, 1.0, 6.0));
-        let huge = Aabb::new(Vec3::splat(-100.0), Vec3::splat(100.0));
-        let mut triangles = Vec::new();
-        field.map_elements_in_local_aabb(&huge, &mut |_, t| triangles.push(*t));
-        let vertices = triangles.iter().flat_map(|t| [t.a, t.b, t.c]).collect();
-        let indices = (0..triangles.len() as u32).map(|i| [3 * i, 3 * i + 1, 3 * i + 2]);
-        let mesh = TriMesh::new(vertices, indices.collect()).unwrap();
+        let mesh = field_as_mesh(&field);
         [Box::new(field), Box::new(mesh)]
     }
 
