@@ -19,7 +19,10 @@
 //!   face's by a fraction of a milliradian (0.2–0.5 mrad seen for a capsule against a box) and
 //!   moves with the solver's noise; it is snapped to the face's normal (when within
 //!   [`FACE_TILT`]), so that a resting cylinder's line of contact stays where it is. On an
-//!   edge or a corner the normal is kept as built.
+//!   edge or a corner the normal is kept as built. parry hands a box's, a hull's or a
+//!   triangle's face over for every normal, so an edge or a corner is told by the points: all
+//!   within [`EDGE_REACH`] of that face's boundary. A normal tilted from a face with a point
+//!   inside it is a noisy GJK/EPA normal, and the pair is built afresh.
 //! - Two of those curved shapes keep the normal fixed in collider 1's frame, and both points
 //!   are put back where their surfaces meet it. While the pair moves less than the recycling
 //!   bounds the normal is off the true one by at most the slide over the radii (1 cm over
@@ -33,6 +36,7 @@
 
 use bevy::math::Vec3;
 use parry3d::math::Pose;
+use parry3d::query::TrackedContact;
 use parry3d::shape::{PolygonalFeature, Shape, TypedShape};
 
 use super::broad_phase::{ColliderProxy, ProxyKind};
@@ -149,13 +153,12 @@ fn hold_on_flat(
         (shape2, shape1)
     };
     for m in manifolds.iter_mut() {
-        let (subshape, normal) = if flat_is_first {
-            (m.subshape1, &mut m.local_n1)
-        } else {
-            (m.subshape2, &mut m.local_n2)
-        };
-        if let Feature::Face(face) = feature_met(flat, subshape, *normal) {
-            *normal = face;
+        if let Feature::Face(face) = feature_met(flat, m, flat_is_first) {
+            *if flat_is_first {
+                &mut m.local_n1
+            } else {
+                &mut m.local_n2
+            } = face;
         }
         rest_on_flat(m, pos12, round, flat_is_first);
     }
@@ -178,14 +181,7 @@ fn touching_features<'a>(
     manifolds
         .iter()
         .filter(|m| !m.points.is_empty())
-        .map(move |m| {
-            let (subshape, normal) = if flat_is_first {
-                (m.subshape1, m.local_n1)
-            } else {
-                (m.subshape2, m.local_n2)
-            };
-            feature_met(flat, subshape, normal)
-        })
+        .map(move |m| feature_met(flat, m, flat_is_first))
 }
 
 /// Balls, capsules and cylinders: the curved shapes whose surface point along a normal
@@ -209,8 +205,24 @@ enum Feature {
     TiltedFace,
 }
 
-/// What `normal` (in the frame of `flat`'s part `subshape`) meets on that part.
-fn feature_met(flat: &dyn Shape, subshape: u32, normal: Vec3) -> Feature {
+/// What the normal of `m` meets on `flat` (collider 1 if `flat_is_first`), in the frame of the
+/// part the manifold touches.
+fn feature_met(flat: &dyn Shape, m: &Manifold, flat_is_first: bool) -> Feature {
+    let (subshape, normal) = if flat_is_first {
+        (m.subshape1, m.local_n1)
+    } else {
+        (m.subshape2, m.local_n2)
+    };
+    let witnesses = || {
+        let side = move |c: &TrackedContact<f32>| {
+            if flat_is_first {
+                c.local_p1
+            } else {
+                c.local_p2
+            }
+        };
+        m.points.iter().map(side)
+    };
     let mut found = Feature::TiltedFace;
     let check = |part: &dyn Shape| {
         let Some((map, _)) = part.as_polygonal_feature_map() else {
@@ -228,9 +240,11 @@ fn feature_met(flat: &dyn Shape, subshape: u32, normal: Vec3) -> Feature {
         let along = face.dot(normal) > 0.0;
         if along && face.cross(normal).length_squared() < FACE_TILT * FACE_TILT {
             Feature::Face(face)
-        } else if along && part.as_triangle().is_some() {
-            // parry hands a triangle's face over for every normal; off its normal, the
-            // normal meets one of its edges or corners (a ball on a terrain's ridge).
+        } else if along && witnesses().all(|w| on_boundary(&feature, w)) {
+            // parry hands a box's, a hull's or a triangle's face over for every normal. Off
+            // the face's normal with every point on its boundary, the normal meets one of its
+            // edges or corners (a ball on a box's edge, on a terrain's ridge); with a point
+            // inside the face, it is a noisy normal.
             Feature::EdgeOrCorner
         } else {
             Feature::TiltedFace
@@ -249,6 +263,23 @@ fn feature_met(flat: &dyn Shape, subshape: u32, normal: Vec3) -> Feature {
         (None, None) => found = check(flat),
     }
     found
+}
+
+/// How far (m) a contact point may be from the boundary of the face parry hands over for its
+/// normal to count as on an edge or a corner: well above the rounding of a point put on an
+/// edge, well below the size of any face.
+const EDGE_REACH: f32 = 1e-3;
+
+/// Whether `point` lies within [`EDGE_REACH`] of the boundary of `face` (up to four corners in
+/// order round it; a hull's larger face is handed over as its first four).
+fn on_boundary(face: &PolygonalFeature, point: Vec3) -> bool {
+    let corners = &face.vertices[..face.num_vertices.min(4)];
+    (0..corners.len()).any(|i| {
+        let (a, b) = (corners[i], corners[(i + 1) % corners.len()]);
+        let along = ((point - a).dot(b - a) / (b - a).length_squared().max(f32::MIN_POSITIVE))
+            .clamp(0.0, 1.0);
+        point.distance_squared(a + (b - a) * along) <= EDGE_REACH * EDGE_REACH
+    })
 }
 
 /// The point of `round`'s surface (in its frame) whose outward normal is `normal`, on the
@@ -408,18 +439,27 @@ mod tests {
         [SharedShape::new(field), SharedShape::new(mesh)]
     }
 
-    /// How the manifolds of `round` (dynamic) touching `terrain` at `at` are recycled, the
-    /// terrain as collider 1 or 2.
-    fn recycling(terrain: &SharedShape, round: SharedShape, at: Vec3) -> [Recycling; 2] {
-        let (mut fixed, mut moving) = (
-            ColliderProxy::new(terrain.clone()),
-            ColliderProxy::new(round),
-        );
+    /// How the manifolds of `round` (dynamic) touching `flat` at `at` are recycled, the flat
+    /// collider as collider 1 or 2.
+    fn recycling(flat: &SharedShape, round: SharedShape, at: Vec3) -> [Recycling; 2] {
+        recycling_tilted(flat, round, at, 0.0)
+    }
+
+    /// [`recycling`] with the normal of every built manifold turned by `tilt` (rad) about x in
+    /// the flat collider's frame, as a noisy GJK/EPA solve would give it.
+    fn recycling_tilted(
+        flat: &SharedShape,
+        round: SharedShape,
+        at: Vec3,
+        tilt: f32,
+    ) -> [Recycling; 2] {
+        let (mut fixed, mut moving) = (ColliderProxy::new(flat.clone()), ColliderProxy::new(round));
         moving.kind = ProxyKind::Dynamic;
         moving.pose = Pose::from_translation(at);
         fixed.pose = Pose::IDENTITY;
-        [true, false].map(|terrain_first| {
-            let (p1, p2) = if terrain_first {
+        let turn = bevy::math::Quat::from_rotation_x(tilt);
+        [true, false].map(|flat_first| {
+            let (p1, p2) = if flat_first {
                 (&fixed, &moving)
             } else {
                 (&moving, &fixed)
@@ -440,6 +480,14 @@ mod tests {
                 manifolds.iter().any(|m| !m.points.is_empty()),
                 "not touching"
             );
+            for m in &mut manifolds {
+                let normal = if flat_first {
+                    &mut m.local_n1
+                } else {
+                    &mut m.local_n2
+                };
+                *normal = turn * *normal;
+            }
             classify(&mut manifolds, &pos12, p1, p2)
         })
     }
@@ -478,6 +526,51 @@ mod tests {
                     }
                 }
             }
+        }
+    }
+
+    /// A ball on a box's or a hull's edge or corner keeps the normal in the flat shape's frame
+    /// (parry hands a face over for every normal; the points on the face's boundary tell an
+    /// edge), while a normal tilted from a face with the point inside it is noise and the pair
+    /// is built afresh.
+    #[test]
+    fn balls_on_edges_are_recycled_and_noisy_normals_on_faces_are_not() {
+        let radius = 0.3;
+        let half = Vec3::new(1.0, 0.5, 0.8);
+        let corners: Vec<Vec3> = (0..8)
+            .map(|i| {
+                half * Vec3::new(
+                    [-1.0, 1.0][i & 1],
+                    [-1.0, 1.0][(i >> 1) & 1],
+                    [-1.0, 1.0][i >> 2],
+                )
+            })
+            .collect();
+        let shapes = [
+            SharedShape::cuboid(half.x, half.y, half.z),
+            SharedShape::convex_hull(&corners).unwrap(),
+        ];
+        let edge = Vec3::new(half.x, half.y, 0.0);
+        let on_edge = edge + Vec3::new(1.0, 1.0, 0.0).normalize() * (radius - 0.001);
+        let on_corner = half + Vec3::ONE.normalize() * (radius - 0.001);
+        let on_face = Vec3::new(0.2, half.y + radius - 0.001, 0.1);
+        for flat in &shapes {
+            for (at, place) in [(on_edge, "edge"), (on_corner, "corner")] {
+                let expected =
+                    [true, false].map(|flat_is_first| Recycling::OnFlat { flat_is_first });
+                assert_eq!(
+                    recycling(flat, SharedShape::ball(radius), at),
+                    expected,
+                    "{:?}, {place}",
+                    flat.shape_type()
+                );
+            }
+            assert_eq!(
+                recycling_tilted(flat, SharedShape::ball(radius), on_face, 0.1),
+                [Recycling::Never; 2],
+                "{:?}, a tilted normal inside a face",
+                flat.shape_type()
+            );
         }
     }
 }
