@@ -38,6 +38,7 @@ use bevy::math::Vec3;
 use parry3d::math::Pose;
 use parry3d::query::TrackedContact;
 use parry3d::shape::{PolygonalFeature, Shape, TypedShape};
+use smallvec::SmallVec;
 
 use super::broad_phase::{ColliderProxy, ProxyKind};
 use super::contacts::{ContactPair, Manifold};
@@ -107,8 +108,9 @@ pub(crate) fn classify(
             // On faces of the other (a cylinder's cap), as on a shape without curved surfaces.
             for flat_is_first in [true, false] {
                 let flat = if flat_is_first { shape1 } else { shape2 };
-                if all_on_faces(manifolds, flat, flat_is_first) {
-                    hold_on_flat(manifolds, pos12, (shape1, shape2), flat_is_first);
+                let features = features_met(manifolds, flat, flat_is_first);
+                if all_faces(manifolds, &features) {
+                    hold_on_flat(manifolds, &features, pos12, (shape1, shape2), flat_is_first);
                     return Recycling::OnFlat { flat_is_first };
                 }
             }
@@ -126,34 +128,32 @@ pub(crate) fn classify(
             } else {
                 (shape2, p2.polyhedral)
             };
-            if !polyhedral
-                || touching_features(manifolds, flat, flat_is_first)
-                    .any(|feature| feature == Feature::TiltedFace)
-            {
+            if !polyhedral {
                 return Recycling::Never;
             }
-            hold_on_flat(manifolds, pos12, (shape1, shape2), flat_is_first);
+            let features = features_met(manifolds, flat, flat_is_first);
+            if touching(manifolds, &features).any(|feature| feature == Feature::TiltedFace) {
+                return Recycling::Never;
+            }
+            hold_on_flat(manifolds, &features, pos12, (shape1, shape2), flat_is_first);
             Recycling::OnFlat { flat_is_first }
         }
         (false, false) => Recycling::Never,
     }
 }
 
-/// Snaps the normals that meet faces of the flat collider to them and puts the points where a
-/// recycled step would.
+/// Snaps the normals that meet faces of the flat collider to them (`features`: what each
+/// manifold's normal meets) and puts the points where a recycled step would.
 fn hold_on_flat(
     manifolds: &mut [Manifold],
+    features: &[Feature],
     pos12: &Pose,
     (shape1, shape2): (&dyn Shape, &dyn Shape),
     flat_is_first: bool,
 ) {
-    let (flat, round) = if flat_is_first {
-        (shape1, shape2)
-    } else {
-        (shape2, shape1)
-    };
-    for m in manifolds.iter_mut() {
-        if let Feature::Face(face) = feature_met(flat, m, flat_is_first) {
+    let round = if flat_is_first { shape2 } else { shape1 };
+    for (m, feature) in manifolds.iter_mut().zip(features) {
+        if let Feature::Face(face) = *feature {
             *if flat_is_first {
                 &mut m.local_n1
             } else {
@@ -164,24 +164,31 @@ fn hold_on_flat(
     }
 }
 
-/// True if there are manifolds with points and every one meets a face of `flat` (collider 1
-/// if `flat_is_first`).
-fn all_on_faces(manifolds: &[Manifold], flat: &dyn Shape, flat_is_first: bool) -> bool {
-    let mut features = touching_features(manifolds, flat, flat_is_first).peekable();
-    features.peek().is_some() && features.all(|feature| matches!(feature, Feature::Face(_)))
+/// What the normal of each manifold meets on `flat` (collider 1 if `flat_is_first`).
+fn features_met(
+    manifolds: &[Manifold],
+    flat: &dyn Shape,
+    flat_is_first: bool,
+) -> SmallVec<[Feature; 8]> {
+    (manifolds.iter())
+        .map(|m| feature_met(flat, m, flat_is_first))
+        .collect()
 }
 
-/// What the normal of each manifold with points meets on `flat` (collider 1 if
-/// `flat_is_first`).
-fn touching_features<'a>(
+/// True if there are manifolds with points and every one meets a face.
+fn all_faces(manifolds: &[Manifold], features: &[Feature]) -> bool {
+    let mut touching = touching(manifolds, features).peekable();
+    touching.peek().is_some() && touching.all(|feature| matches!(feature, Feature::Face(_)))
+}
+
+/// The features of the manifolds with points.
+fn touching<'a>(
     manifolds: &'a [Manifold],
-    flat: &'a dyn Shape,
-    flat_is_first: bool,
+    features: &'a [Feature],
 ) -> impl Iterator<Item = Feature> + 'a {
-    manifolds
-        .iter()
-        .filter(|m| !m.points.is_empty())
-        .map(move |m| feature_met(flat, m, flat_is_first))
+    (manifolds.iter().zip(features))
+        .filter(|(m, _)| !m.points.is_empty())
+        .map(|(_, feature)| *feature)
 }
 
 /// Balls, capsules and cylinders: the curved shapes whose surface point along a normal
