@@ -482,3 +482,37 @@ fn a_wheel_over_a_10_cm_bump_lifts_the_chassis_no_more_than_its_suspension_allow
     );
     assert!(shortest > min_length, "the suspension hit its bump stop");
 }
+
+/// Without dampers a car dropped on the ground bounces for ever at the same height: the
+/// springs' force is taken so that the solver's substeps neither add nor take energy (see
+/// `spring_lookahead` in the vehicle's step), so the bounce's largest vertical speed late in
+/// the run equals that early on, within the 5 % a discrete oscillator's energy wobbles by at
+/// `ω dt ≈ 0.15`.
+#[test]
+fn an_undamped_suspension_keeps_its_bounce() {
+    let mut controller = VehicleController::default();
+    for wheel in &mut controller.wheels {
+        wheel.suspension.damping = 0.0;
+    }
+    let mut app = app();
+    floor(&mut app, 40.0, 0.0);
+    let car = car(&mut app, controller, Transform::from_xyz(0.0, 0.75, 0.0));
+    let peak_speed = |app: &mut App, seconds: f64| {
+        let mut peak = 0.0f32;
+        for _ in 0..(seconds / DT) as usize {
+            app.update();
+            peak = peak.max(velocity(app, car).y.abs());
+        }
+        peak
+    };
+    peak_speed(&mut app, 1.0);
+    let early = peak_speed(&mut app, 2.0);
+    peak_speed(&mut app, 10.0);
+    let late = peak_speed(&mut app, 2.0);
+    println!("undamped bounce: peak vertical speed {early:.4} m/s early, {late:.4} m/s 12 s later");
+    assert!(early > 0.1, "the car does not bounce: {early} m/s");
+    assert!(
+        (late - early).abs() <= 0.05 * early,
+        "bounce went from {early} to {late} m/s"
+    );
+}

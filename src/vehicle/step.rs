@@ -142,6 +142,9 @@ struct GroundContact {
 #[derive(Clone, Copy, Default)]
 struct WheelRows {
     contact: Option<GroundContact>,
+    /// The suspension's compression (looked ahead, see [`spring_lookahead`]), m; 0 off the
+    /// ground.
+    compression: Scalar,
     /// Spring, damper and anti-roll bar force, N.
     suspension_force: Scalar,
     forward: Vector,
@@ -173,6 +176,8 @@ struct StepContext<'a, 'w, 's> {
     query: &'a SpatialQuery<'w, 's>,
     gravity: Vector,
     dt: Scalar,
+    /// See [`spring_lookahead`].
+    lookahead: Scalar,
 }
 
 /// Steps every vehicle once per physics step, before the solver: each vehicle only reads the
@@ -195,6 +200,7 @@ pub(super) fn step_vehicles(
         query: &query,
         gravity: gravity.0,
         dt: time.delta,
+        lookahead: spring_lookahead(time.delta, time.substeps),
     };
     forces.entries.clear();
     for (entity, controller, input, mut state, chassis) in &mut vehicles {
@@ -253,9 +259,14 @@ fn step_vehicle(
                 wheel_state,
                 &start,
             );
+            let (compression, rate) = contact.map_or((0.0, 0.0), |c| {
+                compression(wheel, c, &start, context.lookahead)
+            });
             WheelRows {
                 contact,
-                suspension_force: contact.map_or(0.0, |c| suspension_force(wheel, c, &start)),
+                compression,
+                suspension_force: contact
+                    .map_or(0.0, |_| suspension_force(wheel, compression, rate)),
                 ..default()
             }
         })
@@ -418,8 +429,14 @@ fn find_ground(
     (contact.normal.dot(up) > 0.0 && contact.normal.is_finite()).then_some(contact)
 }
 
-/// The spring and damper's push at a wheel on the ground, N, never pulling.
-fn suspension_force(wheel: &Wheel, contact: GroundContact, chassis: &Chassis) -> Scalar {
+/// The suspension's compression, m, at the wheel on the ground, and its rate, m/s, looked
+/// `lookahead` seconds ahead at that rate (see [`spring_lookahead`]).
+fn compression(
+    wheel: &Wheel,
+    contact: GroundContact,
+    chassis: &Chassis,
+    lookahead: Scalar,
+) -> (Scalar, Scalar) {
     let suspension = &wheel.suspension;
     let length = contact
         .length
@@ -427,25 +444,34 @@ fn suspension_force(wheel: &Wheel, contact: GroundContact, chassis: &Chassis) ->
     let up = chassis.rotation * Vector::Y;
     let hard_point = chassis.to_world(wheel.position);
     // The ground is taken at rest: the suspension shortens as the hard point comes down.
-    let compression_rate = -chassis.velocity_at(hard_point).dot(up);
-    let force = suspension.preload
-        + suspension.stiffness * (suspension.max_length - length)
-        + suspension.damping * compression_rate;
+    let rate = -chassis.velocity_at(hard_point).dot(up);
+    (suspension.max_length - length + rate * lookahead, rate)
+}
+
+/// How far ahead, s, a spring's force over the step is taken so that it neither adds nor
+/// takes energy. The solver spreads the step's force over its `n` substeps, so a force `F`
+/// held through the step moves the chassis by `dt v + (n + 1) / (2n) · dt² F / m`; for a
+/// spring `F = −k x` that scheme multiplies the oscillation's energy by
+/// `1 + ((n − 1) / (2n) − γ) ω² dt²` each step when the spring is taken at `x + γ dt v`, so
+/// `γ = (n − 1) / (2n)` keeps it (one substep: `γ = 0`, symplectic Euler).
+fn spring_lookahead(dt: Scalar, substeps: u32) -> Scalar {
+    let n = substeps.max(1) as Scalar;
+    dt * (n - 1.0) / (2.0 * n)
+}
+
+/// The spring and damper's push at a wheel on the ground, N, never pulling.
+fn suspension_force(wheel: &Wheel, compression: Scalar, rate: Scalar) -> Scalar {
+    let suspension = &wheel.suspension;
+    let force = suspension.preload + suspension.stiffness * compression + suspension.damping * rate;
     force.max(0.0)
 }
 
 /// Moves force between the two wheels of each anti-roll bar by their difference in
-/// compression.
+/// compression (a wheel off the ground counts as fully extended).
 fn apply_anti_roll_bars(controller: &VehicleController, rows: &mut [WheelRows]) {
-    let compression = |index: usize, rows: &[WheelRows]| {
-        let suspension = &controller.wheels[index].suspension;
-        rows[index].contact.map_or(0.0, |c| {
-            suspension.max_length - c.length.clamp(suspension.min_length, suspension.max_length)
-        })
-    };
     for bar in &controller.anti_roll_bars {
-        let transfer = bar.stiffness
-            * (compression(bar.left_wheel, rows) - compression(bar.right_wheel, rows));
+        let transfer =
+            bar.stiffness * (rows[bar.left_wheel].compression - rows[bar.right_wheel].compression);
         for (index, sign) in [(bar.left_wheel, 1.0), (bar.right_wheel, -1.0)] {
             let row = &mut rows[index];
             if row.contact.is_some() {
