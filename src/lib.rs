@@ -53,7 +53,7 @@
 //! | [`solver`] | dense solver bodies, contacts, integration, XPBD constraints and joints, velocity rows, swept CCD | `body`, `collision` |
 //! | [`sleeping`] | islands, sleep and wake | `body`, `collision`, `solver` |
 //! | [`spatial_query`], [`character`] | ray and shape queries on the broad phase's tree; the character controller on them | `body`, `collision` |
-//! | [`vehicle`] | wheeled vehicles: ray-cast wheels, suspension, tyres, engine, gearbox, brakes | `body`, `collision`, `spatial_query` |
+//! | [`vehicle`] | wheeled vehicles: cast wheels, suspension, tyres, engine, gearbox, brakes | `body`, `collision`, `solver`, `sleeping`, `spatial_query` |
 //! | [`interpolation`] | the rendered `Transform` between fixed steps | `body`, `collision` |
 //! | `debug_render` (feature `debug-render`) | gizmos for colliders, AABBs, contacts, joints, body axes | `body`, `collision`, `solver` |
 //! | [`reflection`] | registers every type for inspectors and scenes | all |

@@ -516,3 +516,101 @@ fn an_undamped_suspension_keeps_its_bounce() {
         "bounce went from {early} to {late} m/s"
     );
 }
+
+/// Bad input never panics or spreads NaN: bad wheel values fall back to the defaults, bad
+/// controls to zero (or their range), a controller without wheels or without a dynamic body
+/// does nothing, and a differential naming a missing wheel is dropped.
+#[test]
+fn bad_vehicle_input_falls_back_without_nan() {
+    let mut app = app();
+    floor(&mut app, 40.0, 0.0);
+    let mut controller = VehicleController::default();
+    controller.wheels[0].radius = -1.0;
+    controller.wheels[1].suspension.stiffness = f32::NAN;
+    controller.wheels[2].tyre.peak_friction = f32::INFINITY;
+    controller.engine.torque_curve.clear();
+    controller.differentials[0].right_wheel = 9;
+    let bad = car(&mut app, controller, Transform::from_xyz(0.0, 0.7, 0.0));
+    {
+        let mut controls = input(&mut app, bad);
+        controls.throttle = f32::NAN;
+        controls.steering = 7.0;
+    }
+    let no_wheels = car(
+        &mut app,
+        VehicleController {
+            wheels: Vec::new(),
+            ..default()
+        },
+        Transform::from_xyz(6.0, 0.7, 0.0),
+    );
+    let no_body = app
+        .world_mut()
+        .spawn((VehicleController::default(), Transform::default()))
+        .id();
+    run(&mut app, 1.0);
+
+    let defaults = Wheel::default();
+    let repaired = app.world().get::<VehicleController>(bad).unwrap();
+    assert_eq!(repaired.wheels[0].radius, defaults.radius);
+    assert_eq!(
+        repaired.wheels[1].suspension.stiffness,
+        defaults.suspension.stiffness
+    );
+    assert_eq!(
+        repaired.wheels[2].tyre.peak_friction,
+        defaults.tyre.peak_friction
+    );
+    assert_eq!(repaired.engine.torque_curve, Engine::default().torque_curve);
+    assert!(repaired.differentials.is_empty());
+    let controls = *app.world().get::<VehicleInput>(bad).unwrap();
+    assert_eq!((controls.throttle, controls.steering), (0.0, 1.0));
+    for car in [bad, no_wheels] {
+        assert!(position(&app, car).is_finite() && velocity(&app, car).is_finite());
+    }
+    assert!(state(&app, bad).wheels.iter().all(|w| w.in_contact));
+    assert!(state(&app, no_body).wheels.is_empty());
+}
+
+/// A vehicle's step depends on nothing but its own chassis, its controls and the colliders
+/// around it: a car driven alone and the same car spawned after another one (so with other
+/// entities, a later creation order and another place in the ECS's storage) follow bit for bit
+/// the same path, as long as the two never meet (the other drives away to the left, this one
+/// turns right).
+#[test]
+fn a_vehicle_does_not_depend_on_other_vehicles_or_entity_order() {
+    let drive = |with_other: bool| {
+        let mut app = app();
+        floor(&mut app, 200.0, -50.0);
+        if with_other {
+            let other = car(
+                &mut app,
+                VehicleController::default(),
+                Transform::from_xyz(-20.0, 0.7, 0.0),
+            );
+            input(&mut app, other).throttle = 0.5;
+        }
+        let car = car(
+            &mut app,
+            VehicleController::default(),
+            Transform::from_xyz(0.0, 0.7, 0.0),
+        );
+        {
+            let mut controls = input(&mut app, car);
+            controls.throttle = 1.0;
+            controls.steering = 0.3;
+        }
+        run(&mut app, 4.0);
+        (
+            position(&app, car),
+            velocity(&app, car),
+            state(&app, car).clone(),
+        )
+    };
+    let alone = drive(false);
+    let beside = drive(true);
+    assert_eq!(alone.0, beside.0);
+    assert_eq!(alone.1, beside.1);
+    assert_eq!(alone.2, beside.2);
+    assert!(alone.1.length() > 5.0);
+}

@@ -103,6 +103,10 @@
 //! naming the entity. A controller without wheels does nothing; one on an entity without a
 //! dynamic [`RigidBody`](crate::RigidBody) does nothing and is reported once.
 //!
+//! [`VehicleState`] carries the wheels' spin and the gear from one step to the next, and
+//! [`PhysicsSnapshot`](crate::PhysicsSnapshot) does not capture it: a rollback game saves and
+//! restores it with its own components (as it does [`VehicleInput`]).
+//!
 //! Not modelled: the ground's own motion and the tyre's reaction on a dynamic body it stands on
 //! (the ground is taken at rest, as Bullet's vehicle does for the suspension), the ground
 //! collider's [`Friction`](crate::Friction) (the tyre's coefficients alone count), engine
