@@ -226,6 +226,8 @@ pub(super) fn step_vehicles(
     }
 }
 
+/// One vehicle's step: its chassis's force and torque for the step (world space, the torque
+/// about the centre of mass), with its state updated.
 fn step_vehicle(
     context: &StepContext,
     entity: Entity,
@@ -244,37 +246,11 @@ fn step_vehicle(
     state.forward_speed = chassis.velocity.dot(chassis.rotation * Vector::NEG_Z);
 
     let drive = powertrain(controller, input, state);
-    let filter = SpatialQueryFilter::from_excluded_entities([entity]);
-    let mut rows: Vec<WheelRows> = controller
-        .wheels
-        .iter()
-        .zip(&mut state.wheels)
-        .map(|(wheel, wheel_state)| {
-            wheel_state.steer_angle = input.steering * wheel.max_steer_angle;
-            let contact = find_ground(
-                context.query,
-                &filter,
-                controller.wheel_cast,
-                wheel,
-                wheel_state,
-                &start,
-            );
-            let (compression, rate) = contact.map_or((0.0, 0.0), |c| {
-                compression(wheel, c, &start, context.lookahead)
-            });
-            WheelRows {
-                contact,
-                compression,
-                suspension_force: contact
-                    .map_or(0.0, |_| suspension_force(wheel, compression, rate)),
-                ..default()
-            }
-        })
-        .collect();
-    apply_anti_roll_bars(controller, &mut rows);
+    let mut rows = suspension_rows(context, entity, controller, input, state, &start);
 
-    // Gravity is in the velocities the rows see (the solver adds it again, so it is taken
-    // out at the end); the suspensions and drag push explicitly.
+    // The rows solve for the velocities at the step's end, so gravity is in the velocities
+    // they see; it is not in the impulses (the solver adds it itself). The suspensions and
+    // drag push explicitly.
     chassis.velocity += gravity * dt;
     for row in &rows {
         if let Some(contact) = row.contact {
@@ -287,23 +263,18 @@ fn step_vehicle(
         start.center_of_mass,
     );
 
-    for ((wheel, wheel_state), torque) in controller
-        .wheels
-        .iter()
-        .zip(&mut state.wheels)
-        .zip(&drive.wheel_torques)
-    {
-        wheel_state.angular_velocity += torque * dt / wheel.inertia;
-    }
     for (index, row) in rows.iter_mut().enumerate() {
         let wheel = &controller.wheels[index];
+        let wheel_state = &mut state.wheels[index];
+        wheel_state.angular_velocity += drive.wheel_torques[index] * dt / wheel.inertia;
+        let resistance = controller.rolling_resistance;
         prepare_rows(
             row,
             wheel,
-            &state.wheels[index],
+            wheel_state,
             input,
             drive.brake,
-            controller.rolling_resistance,
+            resistance,
             &start,
             dt,
         );
@@ -319,6 +290,41 @@ fn step_vehicle(
         record_wheel(&controller.wheels[index], row, &mut state.wheels[index], dt);
     }
     (chassis.impulse / dt, chassis.angular_impulse / dt)
+}
+
+/// Each wheel's ground contact and suspension force (springs, dampers and anti-roll bars),
+/// from the chassis at the step's start.
+fn suspension_rows(
+    context: &StepContext,
+    entity: Entity,
+    controller: &VehicleController,
+    input: &VehicleInput,
+    state: &mut VehicleState,
+    start: &Chassis,
+) -> Vec<WheelRows> {
+    let filter = SpatialQueryFilter::from_excluded_entities([entity]);
+    let mut rows: Vec<WheelRows> = controller
+        .wheels
+        .iter()
+        .zip(&mut state.wheels)
+        .map(|(wheel, wheel_state)| {
+            wheel_state.steer_angle = input.steering * wheel.max_steer_angle;
+            let cast = controller.wheel_cast;
+            let contact = find_ground(context.query, &filter, cast, wheel, wheel_state, start);
+            let (compression, rate) = contact.map_or((0.0, 0.0), |c| {
+                compression(wheel, c, start, context.lookahead)
+            });
+            WheelRows {
+                contact,
+                compression,
+                suspension_force: contact
+                    .map_or(0.0, |_| suspension_force(wheel, compression, rate)),
+                ..default()
+            }
+        })
+        .collect();
+    apply_anti_roll_bars(controller, &mut rows);
+    rows
 }
 
 /// What the engine and gearbox give this step.
