@@ -19,7 +19,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 EXAMPLES=(${EXAMPLES:-stacking_3d joints_3d chain_bridge_3d interpolation_3d debug_render_3d
-    joint_motors_3d character_3d move_and_slide_3d picking_3d diagnostics_3d collider_constructors_3d gyroscopic_3d})
+    joint_motors_3d character_3d move_and_slide_3d picking_3d diagnostics_3d collider_constructors_3d gyroscopic_3d vehicle_3d})
 FRAMES=${IMPETUS_FRAMES:-120}
 TIMEOUT=${TIMEOUT:-600}
 TARGET=${CARGO_TARGET_DIR:-target}

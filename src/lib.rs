@@ -53,6 +53,7 @@
 //! | [`solver`] | dense solver bodies, contacts, integration, XPBD constraints and joints, velocity rows, swept CCD | `body`, `collision` |
 //! | [`sleeping`] | islands, sleep and wake | `body`, `collision`, `solver` |
 //! | [`spatial_query`], [`character`] | ray and shape queries on the broad phase's tree; the character controller on them | `body`, `collision` |
+//! | [`vehicle`] | wheeled vehicles: cast wheels, suspension, tyres, engine, gearbox, brakes | `body`, `collision`, `solver`, `sleeping`, `spatial_query` |
 //! | [`interpolation`] | the rendered `Transform` between fixed steps | `body`, `collision` |
 //! | `debug_render` (feature `debug-render`) | gizmos for colliders, AABBs, contacts, joints, body axes | `body`, `collision`, `solver` |
 //! | [`reflection`] | registers every type for inspectors and scenes | all |
@@ -233,6 +234,7 @@ pub mod snapshot;
 pub mod solver;
 pub mod spatial_query;
 pub mod validation;
+pub mod vehicle;
 
 /// Compatibility path for code written against engines that keep the solver under
 /// `dynamics::solver` (for example `dynamics::solver::xpbd::XpbdConstraint`).
@@ -255,6 +257,7 @@ pub use sleeping::{BodyFellAsleep, BodyWoke, SleepEventsEnabled, SleepThreshold}
 pub use snapshot::PhysicsSnapshot;
 pub use solver::{RigidBodyQueryItem, SolverBodies, SweepMode, SweptCcd};
 pub use spatial_query::*;
+pub use vehicle::{VehicleController, VehicleInput, VehicleState};
 
 use std::marker::PhantomData;
 
@@ -325,6 +328,10 @@ pub mod prelude {
     pub use crate::spatial_query::{
         PointProjectionHit, RayCaster, RayHitData, RayHits, ShapeCastConfig, ShapeCaster,
         ShapeHitData, ShapeHits, SpatialQuery, SpatialQueryFilter, update_spatial_query_pipeline,
+    };
+    pub use crate::vehicle::{
+        AntiRollBar, Differential, Engine, Gearbox, Suspension, Tyre, VehicleController,
+        VehicleInput, VehicleState, Wheel, WheelCast, WheelState,
     };
     pub use crate::{PhysicsPlugin, PhysicsPlugins};
 }
@@ -490,6 +497,7 @@ where
             .add(sleeping::SleepingPlugin)
             .add(spatial_query::SpatialQueryPlugin)
             .add(character::CharacterPlugin)
+            .add(vehicle::VehiclePlugin)
             .add(interpolation::PhysicsInterpolationPlugin::default())
             .add(reflection::ReflectionPlugin)
     }

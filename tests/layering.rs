@@ -80,6 +80,20 @@ const ALLOWED: &[(&str, &[&str])] = &[
         ],
     ),
     (
+        "vehicle",
+        &[
+            "math",
+            "schedule",
+            "validation",
+            "settings",
+            "body",
+            "collision",
+            "solver",
+            "sleeping",
+            "spatial_query",
+        ],
+    ),
+    (
         "snapshot",
         &[
             "math",

@@ -106,6 +106,8 @@ mod stepping;
 mod swept_ccd;
 #[path = "validation.rs"]
 mod validation;
+#[path = "vehicle.rs"]
+mod vehicle;
 #[path = "velocity_rows.rs"]
 mod velocity_rows;
 #[path = "xpbd_custom.rs"]
