@@ -38,7 +38,7 @@
 //!
 //! ## The step
 //!
-//! Once per physics step, in [`PhysicsStepSet::Prepare`](crate::PhysicsStepSet::Prepare)
+//! Once per physics step, in [`PhysicsStepSet::Prepare`]
 //! after the mass update and before the broad phase and solver, each vehicle on its own:
 //!
 //! 1. **Gearbox and engine.** The driven wheels' mean spin times the gear's overall ratio gives
