@@ -26,8 +26,9 @@
 
 use bevy::math::Vec3;
 use parry3d::math::Pose;
+use parry3d::query::PointQuery;
 use parry3d::query::gjk::GJKResult;
-use parry3d::shape::SupportMap;
+use parry3d::shape::{SupportMap, Triangle};
 
 /// A triangle's doubled area (m²) below which it counts as degenerate.
 const DEGENERATE_AREA: f32 = 1e-6;
@@ -52,6 +53,29 @@ impl OverFace<'_> {
                 pose * self.core.local_support_point(local)
             }
         }
+    }
+
+    /// A unit direction from the pair's first shape toward its second for GJK to start from
+    /// where [`closest`](Self::closest) proves nothing: from the triangle's point nearest the
+    /// core's origin toward that origin (the other way if the core is the first shape).
+    /// `None` if the origin lies on the triangle.
+    ///
+    /// Most of those pairs are a shape beside the triangle, apart from it beyond an edge while
+    /// reaching below the face's plane (a body on the next triangle of a terrain). Along this
+    /// direction the shapes' first support points usually show the gap, and GJK answers from
+    /// them alone; for a ball it is the exact direction of their distance.
+    pub(crate) fn start(&self) -> Option<Vec3> {
+        let centre = self.core_pose.map_or(Vec3::ZERO, |pose| pose.translation);
+        let [a, b, c] = self.triangle;
+        let nearest = Triangle::new(a, b, c)
+            .project_local_point(centre, true)
+            .point;
+        let toward_core = (centre - nearest).try_normalize()?;
+        Some(if self.core_pose.is_none() {
+            -toward_core
+        } else {
+            toward_core
+        })
     }
 
     /// What GJK (and EPA) would answer, where the two support points prove it (see the
@@ -117,7 +141,7 @@ mod tests {
     use crate::collision::gjk::contact_points;
     use crate::collision::random_vectors;
     use bevy::math::Quat;
-    use parry3d::shape::{Cone, ConvexPolyhedron, Cuboid, Cylinder, Triangle};
+    use parry3d::shape::{Ball, Cone, ConvexPolyhedron, Cuboid, Cylinder};
 
     /// Random convex shapes over a large triangle, near its plane and mostly over its face,
     /// turned at random, as either shape of the pair: `check` gets each case the shortcut
@@ -292,5 +316,81 @@ mod tests {
             panic!("expected the proof to hold");
         };
         assert!((dir - Vec3::Y).length() < 1e-6 && ((p2 - p1).dot(dir) + 0.01).abs() < 1e-6);
+    }
+
+    #[test]
+    fn the_start_direction_shows_a_ball_beside_the_triangle_apart() {
+        // A ball lies apart from a convex set by its centre's distance to the set less its
+        // radius, along the line from the set's nearest point to the centre (its support along
+        // unit u is the centre plus r·u). So along the start direction the ball's gap must be
+        // exactly that, also beside an edge or a corner with the centre within a radius of the
+        // face's plane, where the plane does not separate them; and GJK, started there, must
+        // answer from its first support point that they are apart.
+        let mut vector = random_vectors(0x7f4a_7c15);
+        let corners = [
+            Vec3::new(-1.0, 0.0, -1.0),
+            Vec3::new(1.2, 0.2, -0.8),
+            Vec3::new(0.1, -0.1, 1.1),
+        ];
+        let triangle = Triangle::new(corners[0], corners[1], corners[2]);
+        let normal = triangle.normal().unwrap();
+        let (reach, mut beside) = (0.02, 0);
+        for case in 0..4_000 {
+            let radius = 0.1 + vector(0.3).x.abs();
+            let centre = Vec3::new(vector(2.0).x, vector(0.4).y, vector(2.0).z);
+            let nearest = triangle.project_local_point(centre, true).point;
+            let gap = f64::from(centre.distance(nearest)) - f64::from(radius);
+            let ball = Ball::new(radius);
+            let pose = Pose::from_translation(centre);
+            let cores = if case % 2 == 0 {
+                OverFace {
+                    core: &ball,
+                    core_pose: None,
+                    triangle: corners.map(|v| v - centre),
+                }
+            } else {
+                OverFace {
+                    core: &ball,
+                    core_pose: Some(&pose),
+                    triangle: corners,
+                }
+            };
+            let Some(start) = cores.start() else {
+                continue;
+            };
+            let toward_core = if cores.core_pose.is_none() {
+                -start
+            } else {
+                start
+            };
+            if gap <= f64::from(reach) {
+                continue;
+            }
+            // The nearest point is rounded to f32 (about 1e-7 m at these metre-sized
+            // coordinates), which turns the direction by up to about 1e-6 rad at the least
+            // distance here (0.12 m) and moves the triangle's support along it by that times
+            // its 2 m extent: well under 1e-5 m.
+            let along = separation(&cores, toward_core);
+            assert!(
+                (along - gap).abs() < 1e-5,
+                "gap {gap}, along the start {along}"
+            );
+            if normal.dot(centre - corners[0]).abs() < radius {
+                beside += 1;
+                let answer = if cores.core_pose.is_none() {
+                    contact_points(&Pose::IDENTITY, &ball, &triangle_at(&cores), reach, start)
+                } else {
+                    contact_points(&pose, &triangle, &ball, reach, start)
+                };
+                assert_eq!(answer, GJKResult::NoIntersection(start), "case {case}");
+            }
+        }
+        assert!(beside > 300, "{beside} balls apart beside the triangle");
+    }
+
+    /// The triangle of `cores`, in the first shape's frame.
+    fn triangle_at(cores: &OverFace) -> Triangle {
+        let [a, b, c] = cores.triangle;
+        Triangle::new(a, b, c)
     }
 }

@@ -101,12 +101,21 @@ impl Shortcut<'_> {
             Shortcut::OverFace(cores) => cores.closest(max_dist),
         }
     }
+
+    /// Where GJK should start for a pair without a normal from last step, if this shortcut
+    /// knows a better direction than the one between the shapes' origins.
+    fn start(&self) -> Option<Vec3> {
+        match self {
+            Shortcut::OverFace(cores) => cores.start(),
+            _ => None,
+        }
+    }
 }
 
 /// Rebuilds the manifold of two convex shapes given by their polygonal features: GJK finds
-/// the normal (starting from the manifold's last one), and the features along it are
-/// clipped. GJK's closest points are added as one more point, so a pair always has one even
-/// where clipping finds none. Against a triangle, `shortcut` finds the closest points
+/// the normal (starting from the manifold's last one, or for a new pair from what `shortcut`
+/// suggests), and the features along it are clipped. GJK's closest points are added as one
+/// more point, so a pair always has one even where clipping finds none. Against a triangle, `shortcut` finds the closest points
 /// instead where it can: in closed form for a capsule's core, and from two support points
 /// for a shape resting over the face.
 pub(crate) fn polygonal_manifold(
@@ -120,6 +129,7 @@ pub(crate) fn polygonal_manifold(
     let reach = prediction + radius1 + radius2;
     let found = shortcut.closest(reach).unwrap_or_else(|| {
         let start = (manifold.local_n1.try_normalize())
+            .or_else(|| shortcut.start())
             .or_else(|| pos12.translation.try_normalize())
             .unwrap_or(Vec3::X);
         contact_points(pos12, shape1, shape2, reach, start)
