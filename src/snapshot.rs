@@ -58,8 +58,8 @@
 //! repeat the originals, give them the same inputs (forces, motor targets, desired velocities,
 //! spawns and despawns) at the same steps, as a rollback library does.
 //!
-//! - An entity captured but despawned since (or that lost its body, joint or character
-//!   component) is reported with a `warn!` naming it and left out; everything else is restored
+//! - An entity captured but despawned since (or that lost its body, joint, character or
+//!   vehicle component) is reported with a `warn!` naming it and left out; everything else is restored
 //!   and simulates. Its contact pairs end at the next step, as for any despawn.
 //! - A physics entity spawned after the capture is not in the snapshot and keeps its current
 //!   state. Its contact pairs were not in the captured contact graph, so they start afresh
@@ -95,6 +95,9 @@
 //! Per character ([`CharacterController`](crate::character::CharacterController)): its [`CharacterControllerState`] (ground, vertical
 //! and push velocities). Per ray or shape caster: its [`RayHits`] or [`ShapeHits`], so that
 //! what the game reads between a restore and the next step is what it read after the capture.
+//! Per vehicle ([`VehicleController`](crate::vehicle::VehicleController)): its
+//! [`VehicleState`] (gear, engine speed, each wheel's spin, suspension and slip), which the
+//! next step starts from.
 //! Per collider with [`CollidingEntities`]: the set, rebuilt from the restored contact graph
 //! (the engine keeps the two equal).
 //!
@@ -191,6 +194,7 @@ use crate::solver::joints::{
 use crate::solver::rows::{RowMap, VelocityConstraintCaches, VelocityRows};
 use crate::solver::xpbd::ConstraintDisabled;
 use crate::spatial_query::{QueryTreeStale, RayHits, ShapeHits, update_spatial_query_pipeline};
+use crate::vehicle::VehicleState;
 
 /// The whole simulation state of a world, to restore into the same world later (rollback).
 ///
@@ -205,6 +209,7 @@ pub struct PhysicsSnapshot {
     resting: Arc<[BodyState]>,
     joints: Vec<JointState>,
     characters: Vec<(Entity, CharacterControllerState)>,
+    vehicles: Vec<(Entity, VehicleState)>,
     ray_hits: Vec<(Entity, RayHits)>,
     shape_hits: Vec<(Entity, ShapeHits)>,
     contacts: Option<SavedContacts>,
@@ -362,6 +367,7 @@ impl PhysicsSnapshot {
             resting: share_resting(world, resting),
             joints: capture_joints(world),
             characters: capture_cloned::<CharacterControllerState>(world),
+            vehicles: capture_cloned::<VehicleState>(world),
             ray_hits: capture_cloned::<RayHits>(world),
             shape_hits: capture_cloned::<ShapeHits>(world),
             contacts,
@@ -407,6 +413,7 @@ impl PhysicsSnapshot {
         }
         restore_joints(world, &self.joints, &mut missing);
         restore_cloned(world, &self.characters, &mut missing);
+        restore_cloned(world, &self.vehicles, &mut missing);
         restore_cloned(world, &self.ray_hits, &mut missing);
         restore_cloned(world, &self.shape_hits, &mut missing);
         restore_colliding_entities(world);
@@ -458,6 +465,10 @@ impl PhysicsSnapshot {
             + vec_bytes(&self.joints)
             + d6.count() * std::mem::size_of::<D6Joint>()
             + vec_bytes(&self.characters)
+            + vec_bytes(&self.vehicles)
+            + (self.vehicles.iter())
+                .map(|(_, v)| vec_bytes(&v.wheels))
+                .sum::<usize>()
             + vec_bytes(&self.ray_hits)
             + hits(&self.ray_hits)
             + vec_bytes(&self.shape_hits)

@@ -6,7 +6,7 @@
 //! spherical, revolute, fixed and distance joints, of D6 joints and of a user XPBD constraint
 //! hanging from static anchors (the XPBD joint lists, velocity rows, `solve_constraint`, joint
 //! force readback), a ray caster and a shape caster (spatial query refresh), a character
-//! controller standing on the ground, and the sleeping stage (islands), which runs although no
+//! controller standing on the ground, a parked car (the vehicle controller), and the sleeping stage (islands), which runs although no
 //! body may sleep.
 //!
 //! Every allocation counts, on any thread, so the file holds this one test. To see where
@@ -245,6 +245,15 @@ fn scene() -> App {
         CharacterController::default(),
         Collider::capsule(0.3, 1.0),
         Transform::from_xyz(-5.0, 0.81, -5.0),
+    ));
+    // A car parked on the ground away from the boxes, idling: its wheels cast rays into the
+    // spatial-query tree, and its suspension, tyres and powertrain run every step.
+    world.spawn((
+        RigidBody::Dynamic,
+        Collider::cuboid(1.8, 0.5, 4.2),
+        VehicleController::default(),
+        SleepingDisabled,
+        Transform::from_xyz(-12.0, 0.7, 10.0),
     ));
     // A ray caster and a shape caster pointing down onto the boxes.
     world.spawn((

@@ -106,6 +106,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "sleeping",
             "spatial_query",
             "character",
+            "vehicle",
         ],
     ),
     (

@@ -4,6 +4,7 @@
 use bevy::ecs::entity::EntityHashSet;
 use bevy::ecs::query::QueryData;
 use bevy::prelude::*;
+use smallvec::{SmallVec, smallvec};
 
 use super::powertrain::RPM_PER_RAD_PER_S;
 use super::tyre::{friction_coefficient, slip, softness};
@@ -69,6 +70,7 @@ pub(super) fn apply_vehicle_forces(
 
 /// The chassis's velocities during the step, changed by the vehicle's impulses, and the sum of
 /// those impulses.
+#[derive(Clone)]
 struct Chassis {
     rotation: Quaternion,
     position: Vector,
@@ -171,6 +173,9 @@ struct WheelRows {
     right_impulse: Scalar,
 }
 
+/// One value per wheel, on the stack for up to eight wheels.
+type Wheels<T> = SmallVec<[T; 8]>;
+
 /// What every vehicle's step shares.
 struct StepContext<'a, 'w, 's> {
     query: &'a SpatialQuery<'w, 's>,
@@ -195,6 +200,8 @@ pub(super) fn step_vehicles(
     gravity: Res<Gravity>,
     time: Res<PhysicsStepTime>,
     mut warned: Local<EntityHashSet>,
+    // Kept between steps so that its set of one excluded entity stops allocating.
+    mut own_colliders: Local<SpatialQueryFilter>,
 ) {
     let context = StepContext {
         query: &query,
@@ -220,8 +227,17 @@ pub(super) fn step_vehicles(
             // Woken (by the changed velocity) before the solver gathers the step's bodies.
             chassis.linear_velocity.set_changed();
         }
-        let (force, torque) =
-            step_vehicle(&context, entity, controller, input, &mut state, &chassis);
+        // The wheels' casts skip the vehicle's own colliders.
+        own_colliders.excluded_entities.clear();
+        own_colliders.excluded_entities.insert(entity);
+        let (force, torque) = step_vehicle(
+            &context,
+            &own_colliders,
+            controller,
+            input,
+            &mut state,
+            &chassis,
+        );
         forces.entries.push((entity, force, torque));
     }
 }
@@ -230,7 +246,7 @@ pub(super) fn step_vehicles(
 /// about the centre of mass), with its state updated.
 fn step_vehicle(
     context: &StepContext,
-    entity: Entity,
+    filter: &SpatialQueryFilter,
     controller: &VehicleController,
     input: &VehicleInput,
     state: &mut VehicleState,
@@ -238,15 +254,15 @@ fn step_vehicle(
 ) -> (Vector, Vector) {
     let dt = context.dt;
     let gravity = context.gravity * data.gravity_scale.map_or(1.0, |s| s.0);
-    let mut chassis = Chassis::new(data);
     let start = Chassis::new(data);
+    let mut chassis = start.clone();
     state
         .wheels
         .resize(controller.wheels.len(), WheelState::default());
     state.forward_speed = chassis.velocity.dot(chassis.rotation * Vector::NEG_Z);
 
     let drive = powertrain(controller, input, state);
-    let mut rows = suspension_rows(context, entity, controller, input, state, &start);
+    let mut rows = suspension_rows(context, filter, controller, input, state, &start);
 
     // The rows solve for the velocities at the step's end, so gravity is in the velocities
     // they see; it is not in the impulses (the solver adds it itself). The suspensions and
@@ -296,21 +312,20 @@ fn step_vehicle(
 /// from the chassis at the step's start.
 fn suspension_rows(
     context: &StepContext,
-    entity: Entity,
+    filter: &SpatialQueryFilter,
     controller: &VehicleController,
     input: &VehicleInput,
     state: &mut VehicleState,
     start: &Chassis,
-) -> Vec<WheelRows> {
-    let filter = SpatialQueryFilter::from_excluded_entities([entity]);
-    let mut rows: Vec<WheelRows> = controller
+) -> Wheels<WheelRows> {
+    let mut rows: Wheels<WheelRows> = controller
         .wheels
         .iter()
         .zip(&mut state.wheels)
         .map(|(wheel, wheel_state)| {
             wheel_state.steer_angle = input.steering * wheel.max_steer_angle;
             let cast = controller.wheel_cast;
-            let contact = find_ground(context.query, &filter, cast, wheel, wheel_state, start);
+            let contact = find_ground(context.query, filter, cast, wheel, wheel_state, start);
             let (compression, rate) = contact.map_or((0.0, 0.0), |c| {
                 compression(wheel, c, start, context.lookahead)
             });
@@ -330,7 +345,7 @@ fn suspension_rows(
 /// What the engine and gearbox give this step.
 struct Drive {
     /// Drive torque on each wheel, N·m.
-    wheel_torques: Vec<Scalar>,
+    wheel_torques: Wheels<Scalar>,
     /// Brake pedal, the driver's or the throttle pressed against the motion, 0 to 1.
     brake: Scalar,
 }
@@ -343,7 +358,7 @@ fn powertrain(
 ) -> Drive {
     let gearbox = &controller.gearbox;
     let engine = &controller.engine;
-    let mut wheel_torques = vec![0.0; controller.wheels.len()];
+    let mut wheel_torques: Wheels<Scalar> = smallvec![0.0; controller.wheels.len()];
     let (mut spin, mut shares) = (0.0, 0.0);
     for d in &controller.differentials {
         let pair = state.wheels[d.left_wheel].angular_velocity
