@@ -59,8 +59,8 @@
 //! spawns and despawns) at the same steps, as a rollback library does.
 //!
 //! - An entity captured but despawned since (or that lost its body, joint, character or
-//!   vehicle component) is reported with a `warn!` naming it and left out; everything else is restored
-//!   and simulates. Its contact pairs end at the next step, as for any despawn.
+//!   vehicle component) is reported with a `warn!` naming it and left out; everything else is
+//!   restored and simulates. Its contact pairs end at the next step, as for any despawn.
 //! - A physics entity spawned after the capture is not in the snapshot and keeps its current
 //!   state. Its contact pairs were not in the captured contact graph, so they start afresh
 //!   (new [`CollisionStart`](crate::CollisionStart)s, no warm start). A rollback library

@@ -115,9 +115,9 @@ impl Shortcut<'_> {
 /// Rebuilds the manifold of two convex shapes given by their polygonal features: GJK finds
 /// the normal (starting from the manifold's last one, or for a new pair from what `shortcut`
 /// suggests), and the features along it are clipped. GJK's closest points are added as one
-/// more point, so a pair always has one even where clipping finds none. Against a triangle, `shortcut` finds the closest points
-/// instead where it can: in closed form for a capsule's core, and from two support points
-/// for a shape resting over the face.
+/// more point, so a pair always has one even where clipping finds none. Against a triangle,
+/// `shortcut` finds the closest points instead where it can: in closed form for a capsule's
+/// core, and from two support points for a shape resting over the face.
 pub(crate) fn polygonal_manifold(
     pos12: &Pose,
     (shape1, radius1, normals1): Rounded,
