@@ -329,6 +329,10 @@ pub(crate) fn sweep_bodies(
     if !order.is_sorted_by_key(|(key, _)| *key) {
         order.sort_unstable_by_key(|(key, _)| *key);
     }
+    if !order.is_empty() {
+        // The sweeps read every body's pose and velocities through its item.
+        solver.load_items();
+    }
     for &(OrderKey { entity, .. }, ccd) in order.iter() {
         let Some(slot) = solver.slot(entity) else {
             continue;
@@ -350,6 +354,10 @@ pub(crate) fn sweep_bodies(
             rewind(&mut solver.bodies[slot], hit.time, hit.carry);
             if hit.stuck {
                 resolve_impact(&mut solver, slot, &hit, config.restitution_threshold);
+            }
+            solver.store_item(slot);
+            if let Some(target) = hit.target {
+                solver.store_item(target);
             }
         }
     }
@@ -696,7 +704,6 @@ fn rewind(body: &mut RigidBodyQueryItem, t: Scalar, carry: Option<Pose>) {
     }
     body.rotation = pose.rotation.normalize();
     body.accumulated_translation = pose * body.center_of_mass - body.start_center;
-    body.turned = body.turned_since_start();
 }
 
 /// For a body that could not advance: a velocity change that lets it move next step instead

@@ -62,7 +62,6 @@ use bevy::math::BVec4A;
 use bevy::prelude::*;
 
 use super::colouring::{Colouring, LANES, Stages, TwoBody};
-use super::rows::VelocityRows;
 use super::softness::SoftCoefficients;
 use super::solver_body::{BodyState, RigidBodyQueryItem, SolverBodies};
 use super::wide::{F4, Lane, S4, V3, Vec3x4, lane_mut, select, transpose_in, transpose_out};
@@ -256,13 +255,20 @@ impl<L: Lane> Bodies<L> {
             [
                 lanes_of(first, |s| s.moved),
                 lanes_of(second, |s| s.moved),
-                lanes_of(first, |s| s.turned),
-                lanes_of(second, |s| s.turned),
+                lanes_of(first, |s| Vec4::from(s.rotation)),
+                lanes_of(second, |s| Vec4::from(s.rotation)),
             ]
         });
-        let [moved1, moved2, turned1, turned2] =
+        let [moved1, moved2, rotation1, rotation2] =
             std::array::from_fn(|i| V3::<L>::load(|b| parts[b][i]));
-        (normal.dot(moved2 - moved1), turned1, turned2)
+        // Twice the vector part of the rotation since the start: the small-angle rotation
+        // vector (see `BodyState::turned`).
+        let two = L::splat(2.0);
+        (
+            normal.dot(moved2 - moved1),
+            rotation1.scale(two),
+            rotation2.scale(two),
+        )
     }
 
     /// Writes the velocities of the dynamic bodies of `blocks` back.
@@ -992,32 +998,18 @@ fn recompute_anchor(
     (a1 + a2).scale(F4::splat(0.5))
 }
 
-/// Whether velocity rows run on the body items right after each contact pass (then the
-/// contact passes hand the velocities back to the items after themselves).
-fn rows_present(rows: &Option<Res<VelocityRows>>) -> bool {
-    rows.as_ref().is_some_and(|r| !r.is_empty())
-}
-
 /// Re-applies the accumulated impulses at the start of each substep.
 pub(crate) fn warm_start(
     mut solver: ResMut<SolverBodies>,
     mut contacts: ResMut<ContactConstraints>,
-    rows: Option<Res<VelocityRows>>,
 ) {
     if contacts.manifolds.is_empty() {
         return;
     }
-    let solver = &mut *solver;
-    solver.load_states();
-    let contacts = &mut *contacts;
     let kernel = WarmStart {
         states: Shared::new(&mut solver.states),
     };
     contacts.run_groups(&kernel);
-    if rows_present(&rows) {
-        solver.store_velocities();
-        solver.states_live = false;
-    }
 }
 
 /// Adjacent blocks of one colour with the same number of point slots, solved together in
@@ -1229,7 +1221,6 @@ pub(crate) fn solve_contacts(
     mut contacts: ResMut<ContactConstraints>,
     time: Res<PhysicsStepTime>,
     config: Res<SolverConfig>,
-    rows: Option<Res<VelocityRows>>,
 ) {
     let coefficients = ContactCoefficients::new(&config, time.substep_delta);
     solve(
@@ -1239,16 +1230,9 @@ pub(crate) fn solve_contacts(
         time.substep_delta,
         config.max_push_out_speed,
     );
-    // Only if this substep's states were loaded: with no contacts they still hold another
-    // step's bodies, by slots that may since have changed hands.
-    if rows_present(&rows) && solver.states_live {
-        solver.store_velocities();
-        solver.states_live = false;
-    }
 }
 
-/// Solves contacts without position bias, removing the velocity the bias added, and hands the
-/// velocities back to the body items.
+/// Solves contacts without position bias, removing the velocity the bias added.
 pub(crate) fn relax_contacts(
     mut solver: ResMut<SolverBodies>,
     mut contacts: ResMut<ContactConstraints>,
@@ -1265,11 +1249,6 @@ pub(crate) fn relax_contacts(
     if !contacts.tracked.is_empty() {
         contacts.sum_tracked_impulses();
     }
-    if solver.states_live {
-        solver.store_velocities();
-    }
-    solver.states_live = false;
-    solver.states_window = false;
 }
 
 fn solve(
@@ -1281,10 +1260,6 @@ fn solve(
 ) {
     if contacts.manifolds.is_empty() {
         return;
-    }
-    if !solver.states_live {
-        solver.load_velocities();
-        solver.states_live = true;
     }
     let kernel = Solve {
         states: Shared::new(&mut solver.states),
@@ -1490,8 +1465,6 @@ pub(crate) fn apply_restitution(
     if !contacts.any_restitution {
         return;
     }
-    let solver = &mut *solver;
-    solver.load_states();
     let threshold = F4::splat(-config.restitution_threshold);
     let contacts = &mut *contacts;
     let states = Shared::new(&mut solver.states);
@@ -1506,9 +1479,6 @@ pub(crate) fn apply_restitution(
             restitution_block(block, points, states, threshold);
         }
     });
-    solver.store_velocities();
-    solver.states_live = false;
-    solver.states_window = false;
 }
 
 /// # Safety

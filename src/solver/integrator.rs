@@ -23,15 +23,13 @@
 //! ## One thread
 //!
 //! The integration passes stay on the calling thread with the `parallel` feature too. Each does a
-//! few operations per body on its 368-byte record, and sharing the bodies out between cores moves
-//! the records from one core's cache to the other's at every pass. (On one core the passes are not
-//! limited by the lines of the record they touch: reordering the record so that they read only its
-//! first three cache lines left 10,000 free spheres' step unchanged, 1.650 against 1.653 ms.) On
-//! the 2-vCPU benchmark machine two threads made 10,000 free spheres up to 5 % faster while the
-//! vCPUs were close, and 1.5 times slower (3.1 against 2.0 ms per step) while they were far apart,
-//! when the 5,050-cube pyramid and the 4,096-cube pile ran the same with it and without it.
+//! few operations per body on its 64-byte state (the velocity pass also reads the body's
+//! constants from its item), and sharing the bodies out between cores moves those lines from
+//! one core's cache to the other's at every pass: on the 2-vCPU benchmark machine, 10,000 free
+//! spheres gained little from two threads while the vCPUs were close and lost much while they
+//! were far apart.
 
-use bevy::math::{Mat3A, Vec3A};
+use bevy::math::{Mat3A, Vec3A, Vec4};
 use bevy::prelude::*;
 
 use super::solver_body::{BodyState, RigidBodyQueryItem, SolverBodies};
@@ -58,35 +56,44 @@ pub(crate) fn integrate_velocities(
 ) {
     let h = time.substep_delta;
     let max_speed = config.max_linear_speed();
-    for body in &mut solver.bodies[1..] {
-        integrate_velocity(body, h, max_speed);
+    let solver = &mut *solver;
+    for (body, state) in solver.bodies.iter().zip(&mut solver.states).skip(1) {
+        integrate_velocity(body, state, h, max_speed);
     }
 }
 
 /// Gravity, forces, damping and the gyroscopic term for one body over `h`.
 #[inline]
-fn integrate_velocity(body: &mut RigidBodyQueryItem, h: Scalar, max_speed: Scalar) {
+fn integrate_velocity(
+    body: &RigidBodyQueryItem,
+    state: &mut BodyState,
+    h: Scalar,
+    max_speed: Scalar,
+) {
     if body.inverse_mass == 0.0 {
         return;
     }
+    let (mut linear, mut angular) = (state.linear_velocity(), state.angular_velocity());
     // Damping acts on the velocity the body had, not on this substep's gravity: a body
     // held at rest must still weigh m g.
-    body.linear_velocity *= 1.0 / (1.0 + h * body.linear_damping);
-    body.angular_velocity *= 1.0 / (1.0 + h * body.angular_damping);
-    body.linear_velocity += body.linear_acceleration * h;
-    body.angular_velocity += body.angular_acceleration * h;
+    linear *= 1.0 / (1.0 + h * body.linear_damping);
+    angular *= 1.0 / (1.0 + h * body.angular_damping);
+    linear += body.linear_acceleration * h;
+    angular += body.angular_acceleration * h;
     if let Some(inertia) = body.gyroscopic_inertia {
-        let omega = gyroscopic_step(body.angular_velocity, body.rotation, inertia, h);
-        body.angular_velocity = omega * body.locked_axes.rotation_mask();
+        let rotation = state.rotation * body.start_rotation;
+        let omega = gyroscopic_step(angular, rotation, inertia, h);
+        angular = omega * body.locked_axes.rotation_mask();
     }
-    let turn_squared = body.angular_velocity.length_squared() * (h * h);
+    let turn_squared = angular.length_squared() * (h * h);
     if turn_squared > MAX_ROTATION * MAX_ROTATION {
-        body.angular_velocity *= MAX_ROTATION / turn_squared.sqrt();
+        angular *= MAX_ROTATION / turn_squared.sqrt();
     }
-    let speed_squared = body.linear_velocity.length_squared();
+    let speed_squared = linear.length_squared();
     if speed_squared > max_speed * max_speed {
-        body.linear_velocity *= max_speed / speed_squared.sqrt();
+        linear *= max_speed / speed_squared.sqrt();
     }
+    state.set_velocities(linear, angular);
 }
 
 /// One step of `I ω̇ = −ω × I ω` (see the module docs) for the world angular velocity `omega`
@@ -142,51 +149,22 @@ fn solve_by_columns([c0, c1, c2]: [Vec3A; 3], b: Vec3A) -> Option<Vec3A> {
     Some(Vec3A::new(r0.dot(b), r1.dot(b), r2.dot(b)) / determinant)
 }
 
-/// Moves every dynamic and kinematic body by its velocity, and records the pose the XPBD sets
-/// start from.
-///
-/// Inside the contact solver's window (see [`SolverBodies`]) the velocities are taken from the
-/// contact solver's body states, and the new displacements are written to both.
+/// Moves every body by its velocity (static bodies have none).
 pub(crate) fn integrate_positions(mut solver: ResMut<SolverBodies>, time: Res<PhysicsStepTime>) {
     let h = time.substep_delta;
-    let solver = &mut *solver;
-    let (live, window) = (solver.states_live, solver.states_window);
-    for slot in 1..solver.bodies.len() {
-        let state = (live || window).then(|| &mut solver.states[slot]);
-        integrate_position(&mut solver.bodies[slot], state, live, h);
+    for state in &mut solver.states[1..] {
+        integrate_position(state, h);
     }
     solver.substeps_done += 1;
 }
 
-/// Moves one body by its velocity over `h` (taking the velocity from its contact-solver
-/// state if `live`) and records the pose the XPBD sets start from.
+/// Moves one body by its velocity over `h`.
 #[inline]
-fn integrate_position(
-    body: &mut RigidBodyQueryItem,
-    state: Option<&mut BodyState>,
-    live: bool,
-    h: Scalar,
-) {
-    if live && let Some(state) = &state {
-        body.linear_velocity = state.linear_velocity.truncate();
-        body.angular_velocity = state.angular_velocity.truncate();
+fn integrate_position(state: &mut BodyState, h: Scalar) {
+    state.moved += state.linear_velocity * h;
+    // A body that does not turn keeps its rotation bit for bit (renormalising it would not).
+    if state.angular_velocity != Vec4::ZERO {
+        let turn = state.angular_velocity() * h;
+        state.set_rotation(integrate_rotation(state.rotation, turn));
     }
-    if !body.rb.is_static() {
-        body.accumulated_translation += body.linear_velocity * h;
-        // A body that does not turn keeps its rotation bit for bit (renormalising it would
-        // not).
-        if body.angular_velocity != Vector::ZERO {
-            body.rotation = integrate_rotation(body.rotation, body.angular_velocity * h);
-            body.turned = body.turned_since_start();
-        }
-    }
-    if let Some(state) = state {
-        state.moved = body.accumulated_translation.extend(0.0);
-        state.turned = body.turned.extend(0.0);
-    }
-    if body.constrained {
-        body.substep_inverse_inertia = body.world_inv_inertia_now();
-    }
-    body.pre_xpbd_center = body.current_center_of_mass();
-    body.pre_xpbd_rotation = body.rotation;
 }

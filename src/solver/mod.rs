@@ -77,7 +77,9 @@ impl Plugin for SolverPlugin {
                     integrator::integrate_velocities.in_set(SubstepSolverSet::IntegrateVelocities),
                     contact::warm_start.in_set(SubstepSolverSet::WarmStart),
                     contact::solve_contacts.in_set(SubstepSolverSet::SolveContacts),
-                    integrator::integrate_positions.in_set(SubstepSolverSet::IntegratePositions),
+                    (integrator::integrate_positions, xpbd::record_xpbd_starts)
+                        .chain()
+                        .in_set(SubstepSolverSet::IntegratePositions),
                     contact::relax_contacts.in_set(SubstepSolverSet::Relax),
                     xpbd::project_velocities.in_set(SubstepSolverSet::XpbdVelocityProjection),
                 ),

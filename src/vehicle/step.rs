@@ -62,9 +62,10 @@ pub(super) fn apply_vehicle_forces(
         let Some(slot) = solver.slot(entity) else {
             continue;
         };
-        let body = &mut solver.bodies[slot];
-        body.linear_velocity += force * body.effective_inverse_mass() * h;
-        body.angular_velocity += body.world_inv_inertia_now() * torque * h;
+        let body = &solver.bodies[slot];
+        let inverse_inertia = body.world_inv_inertia_at(solver.rotation(slot));
+        let dv = force * body.effective_inverse_mass() * h;
+        solver.states[slot].add_velocities(dv, inverse_inertia * torque * h);
     }
 }
 

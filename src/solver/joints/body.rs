@@ -5,6 +5,7 @@ use bevy::math::{Mat3A, Vec3A, Vec4};
 
 use crate::math::{Matrix3, Quaternion, Scalar, Vector, nudge_rotation};
 use crate::solver::RigidBodyQueryItem;
+use crate::solver::solver_body::{BodyState, XpbdStart};
 
 /// `q` scaled to unit length by one reciprocal of its length and a product per component
 /// (one division instead of glam's four: the joint passes renormalise after every move).
@@ -52,10 +53,16 @@ impl XBody {
         .then_some(s)
     }
 
-    /// The joint-solve record of `body`, with its world inverse inertia at its current
-    /// rotation (`isotropic`: see [`isotropic_inertia`](Self::isotropic_inertia)).
+    /// The joint-solve record of `body`, displaced by `translation` since the start of the
+    /// step and turned to `rotation`, with its world inverse inertia at that rotation
+    /// (`isotropic`: see [`isotropic_inertia`](Self::isotropic_inertia)).
     #[inline]
-    pub(crate) fn gather(body: &RigidBodyQueryItem, isotropic: Option<Scalar>) -> Self {
+    pub(crate) fn gather(
+        body: &RigidBodyQueryItem,
+        translation: Vector,
+        rotation: Quaternion,
+        isotropic: Option<Scalar>,
+    ) -> Self {
         let dynamic = body.is_dynamic();
         let inverse_mass: Vec3A = if dynamic {
             body.effective_inverse_mass().into()
@@ -64,13 +71,13 @@ impl XBody {
         };
         let same_on_every_axis = inverse_mass == Vec3A::splat(inverse_mass.x);
         Self {
-            translation: body.accumulated_translation.into(),
+            translation: translation.into(),
             start: body.start_center.into(),
-            rotation: body.rotation,
+            rotation,
             inverse_mass,
             inverse_inertia: match isotropic {
                 Some(s) => Mat3A::from_diagonal(Vector::splat(s)),
-                None if dynamic => body.world_inv_inertia_now().into(),
+                None if dynamic => body.world_inv_inertia_at(rotation).into(),
                 None => Mat3A::ZERO,
             },
             spin: isotropic.unwrap_or(0.0),
@@ -117,25 +124,54 @@ impl XBody {
             body.rotation = self.rotation;
         }
     }
+
+    /// Writes the moved pose back into `state`, of a body that started the step at
+    /// `start_rotation` and that this record gathered at rotation `gathered` (a body that
+    /// cannot move is left alone, and so is a rotation the joints did not change).
+    #[inline]
+    pub(crate) fn scatter_state(
+        &self,
+        state: &mut BodyState,
+        start_rotation: Quaternion,
+        gathered: Quaternion,
+    ) {
+        if self.dynamic {
+            state.moved = self.translation.extend(0.0);
+            if self.rotation != gathered {
+                state.set_rotation(self.rotation * start_rotation.conjugate());
+            }
+        }
+    }
 }
 
-/// One body of a joint during its solve: the compact pose and mass record, the solver body for
-/// everything else (velocities, the pose before this substep's XPBD sets), and where the
-/// joint's anchor sits on the body.
+/// One body of a joint during its solve: the compact pose and mass record, the body's live
+/// state (velocities), where it was before this substep's XPBD sets, and where the joint's
+/// anchor sits on the body.
 ///
-/// The pose fields of the solver body are stale while the joint solve runs: the pose is read
-/// through [`rotation`](Self::rotation) and [`center`](Self::center) only.
+/// The state's pose is stale while the joint solve runs: the pose is read through
+/// [`rotation`](Self::rotation) and [`center`](Self::center) only.
 pub(crate) struct JointBody<'a> {
     x: &'a mut XBody,
-    full: &'a mut RigidBodyQueryItem,
+    state: &'a mut BodyState,
+    start: &'a XpbdStart,
     /// The joint's anchor on this body, relative to its centre of mass, in the body frame.
     arm: Vec3A,
 }
 
 impl<'a> JointBody<'a> {
     #[inline]
-    pub(crate) fn new(x: &'a mut XBody, full: &'a mut RigidBodyQueryItem, arm: Vec3A) -> Self {
-        Self { x, full, arm }
+    pub(crate) fn new(
+        x: &'a mut XBody,
+        state: &'a mut BodyState,
+        start: &'a XpbdStart,
+        arm: Vec3A,
+    ) -> Self {
+        Self {
+            x,
+            state,
+            start,
+            arm,
+        }
     }
 
     /// Current rotation.
@@ -246,21 +282,22 @@ impl<'a> JointBody<'a> {
     /// Angular velocity.
     #[inline]
     pub(crate) fn angular_velocity(&self) -> Vector {
-        self.full.angular_velocity
+        self.state.angular_velocity()
     }
 
     /// Velocity of the world point at offset `r` from the centre of mass.
     #[inline]
     pub(crate) fn velocity_at(&self, r: Vector) -> Vector {
-        self.full.velocity_at(r)
+        self.state.velocity_at(r)
     }
 
     /// Adds the velocity impulse `p` at offset `r` (bodies that cannot move are left alone).
     #[inline]
     pub(crate) fn add_velocity_impulse(&mut self, p: Vector, r: Vector) {
         if self.x.dynamic {
-            self.full.linear_velocity += Vector::from(self.x.inverse_mass) * p;
-            self.full.angular_velocity += Vector::from(self.x.turn(r.cross(p).into()));
+            let turn = Vector::from(self.x.turn(r.cross(p).into()));
+            let push = Vector::from(self.x.inverse_mass) * p;
+            self.state.add_velocities(push, turn);
         }
     }
 
@@ -268,19 +305,20 @@ impl<'a> JointBody<'a> {
     #[inline]
     pub(crate) fn add_angular_velocity_impulse(&mut self, p: Vector) {
         if self.x.dynamic {
-            self.full.angular_velocity += Vector::from(self.x.turn(p.into()));
+            let turn = Vector::from(self.x.turn(p.into()));
+            self.state.angular_velocity += turn.extend(0.0);
         }
     }
 
     /// Rotation before this substep's XPBD sets.
     #[inline]
     pub(crate) fn pre_xpbd_rotation(&self) -> Quaternion {
-        self.full.pre_xpbd_rotation
+        self.start.rotation
     }
 
     /// Centre of mass before this substep's XPBD sets.
     #[inline]
     pub(crate) fn pre_xpbd_center(&self) -> Vector {
-        self.full.pre_xpbd_center
+        self.start.center
     }
 }

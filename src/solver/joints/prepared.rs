@@ -24,6 +24,7 @@ use crate::math::{Quaternion, Scalar};
 use crate::schedule::PhysicsStepTime;
 use crate::settings::{SolverConfig, SolverLanes};
 use crate::solver::rows::VelocityRows;
+use crate::solver::solver_body::{BodyState, XpbdStart};
 use crate::solver::xpbd::{ConstraintDisabled, ParticipantData, XpbdIterations, resolve};
 use crate::solver::{RigidBodyQueryItem, SolverBodies};
 
@@ -38,10 +39,10 @@ pub(crate) trait XpbdJoint: Joint + Copy + Send + Sync + 'static {
     /// One pass of the joint's solve, with the joint's cache for this substep.
     fn solve_pass(&mut self, bodies: [JointBody; 2], step: Substep, cache: &mut JointCache);
 
-    /// Takes the readouts that depend on the bodies' poses (a hinge's angle) from the poses
-    /// the step ended with, once per step rather than in every pass.
-    fn read_out(&mut self, b1: &RigidBodyQueryItem, b2: &RigidBodyQueryItem) {
-        let _ = (b1, b2);
+    /// Takes the readouts that depend on the bodies' rotations (a hinge's angle) from the
+    /// rotations the step ended with, once per step rather than in every pass.
+    fn read_out(&mut self, rotations: [Quaternion; 2]) {
+        let _ = rotations;
     }
 
     /// Copies what the solver changed (force, torque, broken state, readouts, multipliers,
@@ -90,18 +91,30 @@ pub(crate) fn solve_alone<J: XpbdJoint>(
 ) {
     joint.prepare(b1, b2);
     let arms = arms(joint.base(), b1, b2);
-    let gather = |b: &RigidBodyQueryItem| XBody::gather(b, XBody::isotropic_inertia(b));
+    let gather = |b: &RigidBodyQueryItem| {
+        let isotropic = XBody::isotropic_inertia(b);
+        XBody::gather(b, b.accumulated_translation, b.rotation, isotropic)
+    };
     let (mut x1, mut x2) = (gather(b1), gather(b2));
+    let (mut s1, mut s2) = (BodyState::of(b1), BodyState::of(b2));
+    let start = |b: &RigidBodyQueryItem| XpbdStart {
+        center: b.pre_xpbd_center,
+        rotation: b.pre_xpbd_rotation,
+    };
+    let (start1, start2) = (start(b1), start(b2));
     joint.solve_pass(
         [
-            JointBody::new(&mut x1, b1, arms[0]),
-            JointBody::new(&mut x2, b2, arms[1]),
+            JointBody::new(&mut x1, &mut s1, &start1, arms[0]),
+            JointBody::new(&mut x2, &mut s2, &start2, arms[1]),
         ],
         Substep::new(dt),
         &mut JointCache::default(),
     );
-    x1.scatter(b1);
-    x2.scatter(b2);
+    for (body, (x, state)) in [b1, b2].into_iter().zip([(x1, s1), (x2, s2)]) {
+        x.scatter(body);
+        body.linear_velocity = state.linear_velocity();
+        body.angular_velocity = state.angular_velocity();
+    }
 }
 
 /// Each anchor relative to its body's centre of mass, in the body frame.
@@ -185,7 +198,7 @@ impl<J: XpbdJoint> JointList<J> {
             solver,
             participants,
             &mut self.warned,
-            false,
+            true,
         ) else {
             return;
         };
@@ -217,7 +230,7 @@ impl<J: XpbdJoint> JointList<J> {
         &mut self,
         entry: usize,
         records: &mut [XBody],
-        bodies: &mut [RigidBodyQueryItem],
+        bodies: &mut Live,
         step: Substep,
         first_pass: bool,
     ) {
@@ -328,27 +341,22 @@ impl<J: XpbdJoint> Prepared<J> {
     /// One pass of the general path; the first pass of a substep first clears the joint's
     /// multipliers and cache.
     #[inline(always)]
-    fn solve(
-        &mut self,
-        records: &mut [XBody],
-        bodies: &mut [RigidBodyQueryItem],
-        step: Substep,
-        first_pass: bool,
-    ) {
+    fn solve(&mut self, records: &mut [XBody], bodies: &mut Live, step: Substep, first_pass: bool) {
         if first_pass {
             self.joint.clear_lagrange_multipliers();
             self.cache = JointCache::default();
         }
-        let (Ok([x1, x2]), Ok([b1, b2])) = (
+        let (Ok([x1, x2]), Ok([s1, s2])) = (
             records.get_disjoint_mut(self.records),
-            bodies.get_disjoint_mut(self.slots),
+            bodies.states.get_disjoint_mut(self.slots),
         ) else {
             return;
         };
+        let [start1, start2] = self.slots.map(|slot| &bodies.starts[slot]);
         self.joint.solve_pass(
             [
-                JointBody::new(x1, b1, self.arms[0]),
-                JointBody::new(x2, b2, self.arms[1]),
+                JointBody::new(x1, s1, start1, self.arms[0]),
+                JointBody::new(x2, s2, start2, self.arms[1]),
             ],
             step,
             &mut self.cache,
@@ -360,6 +368,8 @@ impl<J: XpbdJoint> Prepared<J> {
 #[derive(Default)]
 struct Records {
     records: Vec<XBody>,
+    /// The rotation each record was gathered at this substep.
+    gathered: Vec<Quaternion>,
     /// The solver slot of each record.
     slots: Vec<usize>,
     /// Per record, `Some(s)` for a dynamic body with the inverse inertia `s I` and no locked
@@ -398,21 +408,25 @@ impl Records {
 
     /// Reads every record from its solver body.
     #[inline(never)]
-    fn gather(&mut self, bodies: &[RigidBodyQueryItem]) {
+    fn gather(&mut self, solver: &SolverBodies) {
         self.records.clear();
-        self.records.extend(
-            self.slots
-                .iter()
-                .zip(&self.isotropic)
-                .map(|(&slot, &isotropic)| XBody::gather(&bodies[slot], isotropic)),
-        );
+        self.gathered.clear();
+        for (&slot, &isotropic) in self.slots.iter().zip(&self.isotropic) {
+            let (body, state) = (&solver.bodies[slot], &solver.states[slot]);
+            let rotation = solver.rotation(slot);
+            self.records
+                .push(XBody::gather(body, state.moved(), rotation, isotropic));
+            self.gathered.push(rotation);
+        }
     }
 
     /// Writes every moved pose back to its solver body.
     #[inline(never)]
-    fn scatter(&self, bodies: &mut [RigidBodyQueryItem]) {
-        for (record, &slot) in self.records.iter().zip(&self.slots) {
-            record.scatter(&mut bodies[slot]);
+    fn scatter(&self, solver: &mut SolverBodies) {
+        for ((record, &slot), &gathered) in self.records.iter().zip(&self.slots).zip(&self.gathered)
+        {
+            let start_rotation = solver.bodies[slot].start_rotation;
+            record.scatter_state(&mut solver.states[slot], start_rotation, gathered);
         }
     }
 }
@@ -524,9 +538,13 @@ pub(crate) fn solve_joints(
         joints.four_lanes = four_lanes;
         joints.schedule(passes);
     }
-    let bodies = &mut solver.bodies;
     let step = Substep::new(time.substep_delta);
-    joints.records.gather(bodies);
+    joints.records.gather(&solver);
+    let solver = &mut *solver;
+    let bodies = &mut Live {
+        states: &mut solver.states,
+        starts: &solver.xpbd_start,
+    };
     let records = &mut joints.records.records;
     for &op in &joints.program {
         match op {
@@ -556,7 +574,15 @@ pub(crate) fn solve_joints(
     joints
         .paths
         .solve(&mut joints.spherical.rows, records, step, passes);
-    joints.records.scatter(bodies);
+    joints.records.scatter(solver);
+}
+
+/// What a joint's general solve reads and moves besides its bodies' compact records, by
+/// solver slot: the bodies' live states (velocities) and where they were before this
+/// substep's XPBD sets.
+struct Live<'a> {
+    states: &'a mut [BodyState],
+    starts: &'a [XpbdStart],
 }
 
 impl XpbdJoints {
@@ -755,8 +781,9 @@ pub(crate) fn store_joints<J: XpbdJoint>(
             .joint
             .base_mut()
             .take_block_impulses(impulses, h, substeps);
-        let [b1, b2] = entry.slots.map(|slot| &solver.bodies[slot]);
-        entry.joint.read_out(b1, b2);
+        entry
+            .joint
+            .read_out(entry.slots.map(|slot| solver.rotation(slot)));
     }
     warn_of_stalled_motors(list, &time, &mut stalled);
     let mut entries = list.entries.iter();

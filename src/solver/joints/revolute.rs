@@ -377,13 +377,9 @@ impl XpbdJoint for RevoluteJoint {
         Some((self.motor?, self.motor_lagrange))
     }
 
-    fn read_out(&mut self, b1: &RigidBodyQueryItem, b2: &RigidBodyQueryItem) {
+    fn read_out(&mut self, [q1, q2]: [Quaternion; 2]) {
         let reference = self.aligned_axis.any_orthonormal_vector();
-        let wrapped = signed_angle(
-            b1.rotation * reference,
-            b2.rotation * reference,
-            b1.rotation * self.aligned_axis,
-        );
+        let wrapped = signed_angle(q1 * reference, q2 * reference, q1 * self.aligned_axis);
         self.angle = unwrap_near(self.angle, wrapped);
     }
 

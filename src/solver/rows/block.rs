@@ -14,13 +14,15 @@
 use bevy::math::{Mat3A, Vec3A};
 
 use crate::math::{Matrix3, Scalar, Vector};
-use crate::solver::solver_body::RigidBodyQueryItem;
+use crate::solver::solver_body::{BodyState, RigidBodyQueryItem};
 
 /// A velocity block ready for the substep loop.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct PreparedBlock {
     b0: u32,
     b1: u32,
+    /// Whether each body is dynamic (only those change).
+    moves: [bool; 2],
     /// The anchors' arms from each centre of mass (world, at the step's start) for a linear
     /// block; `None` for an angular one.
     arms: Option<[Vector; 2]>,
@@ -81,6 +83,7 @@ impl PreparedBlock {
         let block = Self {
             b0: b0 as u32,
             b1: b1 as u32,
+            moves: [b0, b1].map(|b| bodies[b].inverse_mass > 0.0),
             arms,
             free,
             inverse: Mat3A::from(reduced.inverse()),
@@ -102,30 +105,28 @@ impl PreparedBlock {
 
     /// The block's relative velocity now.
     #[inline]
-    fn speed(&self, body0: &RigidBodyQueryItem, body1: &RigidBodyQueryItem) -> Vector {
+    fn speed(&self, body0: &BodyState, body1: &BodyState) -> Vector {
         match self.arms {
             Some([r0, r1]) => body0.velocity_at(r0) - body1.velocity_at(r1),
-            None => body0.angular_velocity - body1.angular_velocity,
+            None => body0.angular_velocity() - body1.angular_velocity(),
         }
     }
 
     /// Applies `impulse` to body 0 and its opposite to body 1 (only dynamic ones change).
     #[inline]
-    pub(crate) fn apply(&self, bodies: &mut [RigidBodyQueryItem], impulse: Vector) {
+    pub(crate) fn apply(&self, bodies: &mut [BodyState], impulse: Vector) {
         let impulse = Vec3A::from(impulse);
         for (i, slot) in [self.b0, self.b1].into_iter().enumerate() {
-            let body = &mut bodies[slot as usize];
-            if body.inverse_mass == 0.0 {
-                continue;
+            if self.moves[i] {
+                let (dv, dw) = (self.dv[i] * impulse, self.dw[i] * impulse);
+                bodies[slot as usize].add_velocities(dv.into(), dw.into());
             }
-            body.linear_velocity += Vector::from(self.dv[i] * impulse);
-            body.angular_velocity += Vector::from(self.dw[i] * impulse);
         }
     }
 
     /// One exact update of the block.
     #[inline]
-    pub(crate) fn solve(&mut self, bodies: &mut [RigidBodyQueryItem]) {
+    pub(crate) fn solve(&mut self, bodies: &mut [BodyState]) {
         let speed = self.speed(&bodies[self.b0 as usize], &bodies[self.b1 as usize]);
         let delta = Vector::from(-(self.inverse * Vec3A::from(self.in_plane(speed))));
         self.impulse += delta;
@@ -210,15 +211,17 @@ mod tests {
     /// motion there is free; it still changes where the bodies' inertia couples it to the
     /// plane), and the impulses are equal and opposite (linear momentum kept).
     fn check(arms: Option<[Vector; 2]>, free: Vector) {
-        let mut bodies = bodies();
+        let bodies = bodies();
+        let mut states: Vec<BodyState> = bodies.iter().map(BodyState::of).collect();
         let mut block = PreparedBlock::new((0, 1), arms, free, &bodies, Vector::ZERO).unwrap();
-        let before = block.speed(&bodies[0], &bodies[1]);
-        let momentum = |b: &[RigidBodyQueryItem]| {
-            b[0].linear_velocity / b[0].inverse_mass + b[1].linear_velocity / b[1].inverse_mass
+        let before = block.speed(&states[0], &states[1]);
+        let momentum = |s: &[BodyState]| {
+            s[0].linear_velocity() / bodies[0].inverse_mass
+                + s[1].linear_velocity() / bodies[1].inverse_mass
         };
-        let p = momentum(&bodies);
-        block.solve(&mut bodies);
-        let after = block.speed(&bodies[0], &bodies[1]);
+        let p = momentum(&states);
+        block.solve(&mut states);
+        let after = block.speed(&states[0], &states[1]);
         let scale = before.length();
         assert!(
             block.in_plane(after).length() <= 1e-5 * scale,
@@ -230,7 +233,7 @@ mod tests {
             "impulse {impulse} along {free}"
         );
         assert!(
-            (momentum(&bodies) - p).length() <= 1e-5 * p.length(),
+            (momentum(&states) - p).length() <= 1e-5 * p.length(),
             "momentum"
         );
     }

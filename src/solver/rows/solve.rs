@@ -7,7 +7,7 @@ use crate::math::{Scalar, Vector};
 use crate::schedule::PhysicsStepTime;
 use crate::settings::SolverConfig;
 use crate::solver::SoftCoefficients;
-use crate::solver::solver_body::{RigidBodyQueryItem, SolverBodies};
+use crate::solver::solver_body::{BodyState, RigidBodyQueryItem, SolverBodies};
 
 /// What a prepared row needs of the step: substep length, step length, substep count and the
 /// default (contact) softness.
@@ -37,6 +37,8 @@ impl StepContext {
 pub(crate) struct PreparedRow {
     b0: u32,
     b1: u32,
+    /// Whether each body is dynamic (only those change).
+    moves: [bool; 2],
     j_linear0: Vector,
     j_angular0: Vector,
     j_linear1: Vector,
@@ -121,6 +123,7 @@ impl PreparedRow {
         let mut prepared = Self {
             b0: b0 as u32,
             b1: b1 as u32,
+            moves: [body0, body1].map(|b| b.inverse_mass > 0.0),
             j_linear0: row.linear0,
             j_angular0: row.angular0,
             j_linear1: row.linear1,
@@ -210,26 +213,19 @@ impl PreparedRow {
 
     /// The row's speed `J·v` now.
     #[inline]
-    fn speed(&self, body0: &RigidBodyQueryItem, body1: &RigidBodyQueryItem) -> Scalar {
-        self.j_linear0.dot(body0.linear_velocity) + self.j_angular0.dot(body0.angular_velocity)
-            - self.j_linear1.dot(body1.linear_velocity)
-            - self.j_angular1.dot(body1.angular_velocity)
+    fn speed(&self, body0: &BodyState, body1: &BodyState) -> Scalar {
+        self.j_linear0.dot(body0.linear_velocity()) + self.j_angular0.dot(body0.angular_velocity())
+            - self.j_linear1.dot(body1.linear_velocity())
+            - self.j_angular1.dot(body1.angular_velocity())
     }
 
     /// The error now: the step's error plus `J` times the bodies' displacement since the step
     /// began, minus how far the target has moved in `elapsed` seconds.
     #[inline]
-    fn error_now(
-        &self,
-        body0: &RigidBodyQueryItem,
-        body1: &RigidBodyQueryItem,
-        elapsed: Scalar,
-    ) -> Scalar {
-        self.error
-            + self.j_linear0.dot(body0.accumulated_translation)
-            + self.j_angular0.dot(body0.turned)
-            - self.j_linear1.dot(body1.accumulated_translation)
-            - self.j_angular1.dot(body1.turned)
+    fn error_now(&self, body0: &BodyState, body1: &BodyState, elapsed: Scalar) -> Scalar {
+        self.error + self.j_linear0.dot(body0.moved()) + self.j_angular0.dot(body0.turned())
+            - self.j_linear1.dot(body1.moved())
+            - self.j_angular1.dot(body1.turned())
             - self.target_rate * elapsed
     }
 
@@ -237,8 +233,8 @@ impl PreparedRow {
     #[inline]
     fn delta(
         &self,
-        body0: &RigidBodyQueryItem,
-        body1: &RigidBodyQueryItem,
+        body0: &BodyState,
+        body1: &BodyState,
         biased: bool,
         h: Scalar,
         elapsed: Scalar,
@@ -264,28 +260,18 @@ impl PreparedRow {
 
     /// Applies the impulse `lambda` to the two bodies (only dynamic ones change).
     #[inline]
-    fn apply(&self, bodies: &mut [RigidBodyQueryItem], lambda: Scalar) {
-        let b0 = &mut bodies[self.b0 as usize];
-        if b0.inverse_mass > 0.0 {
-            b0.linear_velocity += lambda * self.dv0;
-            b0.angular_velocity += lambda * self.dw0;
+    fn apply(&self, bodies: &mut [BodyState], lambda: Scalar) {
+        if self.moves[0] {
+            bodies[self.b0 as usize].add_velocities(lambda * self.dv0, lambda * self.dw0);
         }
-        let b1 = &mut bodies[self.b1 as usize];
-        if b1.inverse_mass > 0.0 {
-            b1.linear_velocity += lambda * self.dv1;
-            b1.angular_velocity += lambda * self.dw1;
+        if self.moves[1] {
+            bodies[self.b1 as usize].add_velocities(lambda * self.dv1, lambda * self.dw1);
         }
     }
 
     /// One Gauss–Seidel update of the row.
     #[inline]
-    fn solve(
-        &mut self,
-        bodies: &mut [RigidBodyQueryItem],
-        biased: bool,
-        h: Scalar,
-        elapsed: Scalar,
-    ) {
+    fn solve(&mut self, bodies: &mut [BodyState], biased: bool, h: Scalar, elapsed: Scalar) {
         // A row limited to nothing is a placeholder (an inactive limit); springs are solved
         // once, in the biased pass: re-solving them after the position update would apply
         // the spring of a position one substep ahead (backward Euler becomes more dissipative:
@@ -364,16 +350,11 @@ impl VelocityRows {
         use crate::math::vec_bytes;
         vec_bytes(&self.rows) + vec_bytes(&self.blocks) + vec_bytes(&self.last_impulses)
     }
-
-    /// Whether there is anything to solve this step.
-    pub(crate) fn is_empty(&self) -> bool {
-        self.rows.is_empty() && self.blocks.is_empty()
-    }
 }
 
 /// Re-applies the accumulated impulses at the start of each substep (after the contacts').
 pub(crate) fn warm_start_rows(mut solver: ResMut<SolverBodies>, rows: Res<VelocityRows>) {
-    let bodies = &mut solver.bodies;
+    let bodies = &mut solver.states;
     for row in &rows.rows {
         row.apply(bodies, row.impulse);
     }
@@ -392,7 +373,7 @@ pub(crate) fn solve_rows(
         time.substep_delta,
         time.substep as Scalar * time.substep_delta,
     );
-    let bodies = &mut solver.bodies;
+    let bodies = &mut solver.states;
     for row in &mut rows.rows {
         row.solve(bodies, true, h, elapsed);
     }
@@ -409,7 +390,7 @@ pub(crate) fn relax_rows(
 ) {
     let h = time.substep_delta;
     let elapsed = (time.substep + 1) as Scalar * h;
-    let bodies = &mut solver.bodies;
+    let bodies = &mut solver.states;
     for block in rows.blocks.iter_mut().rev() {
         block.solve(bodies);
     }

@@ -305,8 +305,14 @@ where
     /// Calls [`XpbdConstraint::solve`] on every constraint whose bodies were resolved.
     pub fn solve(&mut self, solver: &mut SolverBodies, dt: Scalar) {
         self.for_each_resolved(|slots, mut constraint| {
+            for slot in slots {
+                solver.load_item(slot);
+            }
             if let Ok(bodies) = solver.bodies.get_disjoint_mut(slots) {
                 constraint.bypass_change_detection().solve(bodies, dt);
+            }
+            for slot in slots {
+                solver.store_item(slot);
             }
         });
     }
@@ -418,17 +424,17 @@ impl crate::validation::Validate for XpbdIterations {
     }
 }
 
-/// Finds (or creates) the dense slot of each body a constraint names. With
-/// `refresh_inertia` (user constraints, which read the bodies' world inverse inertia through
-/// [`RigidBodyQueryItem`]), the bodies' world inverse inertia is kept up to date every
-/// substep; the built-in joints compute their own, and velocity rows keep the step's.
+/// Finds (or creates) the dense slot of each body a constraint names. With `xpbd` (the
+/// constraint moves its bodies' positions: a user constraint or a built-in joint, not a
+/// velocity row), the bodies are marked for the XPBD sets (see
+/// [`SolverBodies::mark_constrained`]).
 pub(crate) fn resolve<const N: usize>(
     constraint: Entity,
     entities: [Entity; N],
     solver: &mut SolverBodies,
     participants: &Query<ParticipantData>,
     warned: &mut EntityHashSet,
-    refresh_inertia: bool,
+    xpbd: bool,
 ) -> Option<[usize; N]> {
     let mut warn_once = |message: String| {
         if warned.insert(constraint) {
@@ -492,10 +498,9 @@ pub(crate) fn resolve<const N: usize>(
             }
         };
     }
-    solver.xpbd_active = true;
-    if refresh_inertia {
+    if xpbd {
         for &slot in &slots {
-            solver.bodies[slot].constrained = true;
+            solver.mark_constrained(slot);
         }
     }
     Some(slots)

@@ -109,6 +109,6 @@ pub use constraint::{
     XpbdConstraint, XpbdIterations, solve_constraint,
 };
 pub(crate) use constraint::{ParticipantData, lagrange_update, resolve};
-pub(crate) use projection::project_velocities;
+pub(crate) use projection::{project_velocities, record_xpbd_starts};
 
 pub use super::RigidBodyQueryItem;

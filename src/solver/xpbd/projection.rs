@@ -6,28 +6,40 @@ use crate::math::angular_velocity_between;
 use crate::schedule::PhysicsStepTime;
 use crate::solver::SolverBodies;
 
-/// Adds `(position change made by the XPBD sets) / h` to each body's linear velocity, and the
-/// angular velocity of the rotation change to its angular velocity. Nothing to do in a step
-/// without constraints: only the XPBD sets move bodies after the position integration.
-pub(crate) fn project_velocities(mut solver: ResMut<SolverBodies>, time: Res<PhysicsStepTime>) {
-    if !solver.xpbd_active {
-        return;
+/// Records where each body the XPBD sets act on is before they run (after the positions are
+/// integrated; the relax pass that follows changes only velocities).
+pub(crate) fn record_xpbd_starts(mut solver: ResMut<SolverBodies>) {
+    let solver = &mut *solver;
+    for i in 0..solver.xpbd_slots.len() {
+        solver.record_xpbd_start(solver.xpbd_slots[i] as usize);
     }
+}
+
+/// Adds `(position change made by the XPBD sets) / h` to the linear velocity of each body they
+/// act on, and the angular velocity of the rotation change to its angular velocity.
+pub(crate) fn project_velocities(mut solver: ResMut<SolverBodies>, time: Res<PhysicsStepTime>) {
     let inv_h = 1.0 / time.substep_delta;
-    for body in solver.bodies.iter_mut().skip(1) {
-        if !body.is_dynamic() {
+    let solver = &mut *solver;
+    for i in 0..solver.xpbd_slots.len() {
+        let slot = solver.xpbd_slots[i] as usize;
+        if !solver.bodies[slot].is_dynamic() {
             continue;
         }
-        let center = body.current_center_of_mass();
-        if center != body.pre_xpbd_center {
-            body.linear_velocity += (center - body.pre_xpbd_center) * inv_h;
+        let start = solver.xpbd_start[slot];
+        let center = solver.center(slot);
+        let moved = center != start.center;
+        let turned = solver.rotation(slot) != start.rotation;
+        let start_rotation = solver.bodies[slot].start_rotation;
+        let state = &mut solver.states[slot];
+        if moved {
+            state.linear_velocity += ((center - start.center) * inv_h).extend(0.0);
         }
-        if body.rotation != body.pre_xpbd_rotation {
+        if turned {
             // Constraint corrections skip renormalising; do it once here.
-            body.rotation = body.rotation.normalize();
-            body.angular_velocity +=
-                angular_velocity_between(body.pre_xpbd_rotation, body.rotation, inv_h);
-            body.turned = body.turned_since_start();
+            state.rotation = state.rotation.normalize();
+            let rotation = state.rotation * start_rotation;
+            let spin = angular_velocity_between(start.rotation, rotation, inv_h);
+            state.angular_velocity += spin.extend(0.0);
         }
     }
 }
