@@ -365,8 +365,14 @@ impl BodyState {
     /// The state of `body` as its live fields describe it.
     #[inline]
     pub(crate) fn of(body: &RigidBodyQueryItem) -> Self {
-        let mut state = Self::default();
-        state.take_from(body);
+        let mut state = Self {
+            moved: body.accumulated_translation.extend(0.0),
+            ..Self::default()
+        };
+        state.set_velocities(body.linear_velocity, body.angular_velocity);
+        if body.rotation != body.start_rotation {
+            state.set_rotation(body.rotation * body.start_rotation.conjugate());
+        }
         state
     }
 
@@ -442,7 +448,18 @@ fn canonical(q: Quaternion) -> Quaternion {
 pub(crate) struct XpbdStart {
     /// World centre of mass.
     pub center: Vector,
+    /// Rotation since the start of the step (as [`BodyState::rotation`]).
     pub rotation: Quaternion,
+}
+
+impl XpbdStart {
+    /// The XPBD start that the view fields of `body` describe.
+    pub(crate) fn of_item(body: &RigidBodyQueryItem) -> Self {
+        Self {
+            center: body.pre_xpbd_center,
+            rotation: canonical(body.pre_xpbd_rotation * body.start_rotation.conjugate()),
+        }
+    }
 }
 
 /// The dense body storage for the step in progress: one [`RigidBodyQueryItem`] per slot with
@@ -580,8 +597,8 @@ impl SolverBodies {
             && let Some(start) = self.xpbd_start.get(slot)
         {
             body.pre_xpbd_center = start.center;
-            body.pre_xpbd_rotation = start.rotation;
-            body.substep_inverse_inertia = body.world_inv_inertia_at(start.rotation);
+            body.pre_xpbd_rotation = start.rotation * body.start_rotation;
+            body.substep_inverse_inertia = body.world_inv_inertia_at(body.pre_xpbd_rotation);
         }
     }
 
@@ -622,7 +639,7 @@ impl SolverBodies {
     pub(crate) fn record_xpbd_start(&mut self, slot: usize) {
         self.xpbd_start[slot] = XpbdStart {
             center: self.center(slot),
-            rotation: self.rotation(slot),
+            rotation: self.states[slot].rotation,
         };
     }
 

@@ -154,6 +154,8 @@ pub(crate) struct JointBody<'a> {
     x: &'a mut XBody,
     state: &'a mut BodyState,
     start: &'a XpbdStart,
+    /// The body's rotation at the start of the step.
+    start_rotation: Quaternion,
     /// The joint's anchor on this body, relative to its centre of mass, in the body frame.
     arm: Vec3A,
 }
@@ -163,13 +165,14 @@ impl<'a> JointBody<'a> {
     pub(crate) fn new(
         x: &'a mut XBody,
         state: &'a mut BodyState,
-        start: &'a XpbdStart,
+        (start, start_rotation): (&'a XpbdStart, Quaternion),
         arm: Vec3A,
     ) -> Self {
         Self {
             x,
             state,
             start,
+            start_rotation,
             arm,
         }
     }
@@ -313,7 +316,7 @@ impl<'a> JointBody<'a> {
     /// Rotation before this substep's XPBD sets.
     #[inline]
     pub(crate) fn pre_xpbd_rotation(&self) -> Quaternion {
-        self.start.rotation
+        self.start.rotation * self.start_rotation
     }
 
     /// Centre of mass before this substep's XPBD sets.

@@ -20,7 +20,7 @@ use super::{
 };
 use crate::body::CreationOrder;
 use crate::body::creation::{OrderKey, order_key};
-use crate::math::{Quaternion, Scalar};
+use crate::math::{Quaternion, Scalar, Vector};
 use crate::schedule::PhysicsStepTime;
 use crate::settings::{SolverConfig, SolverLanes};
 use crate::solver::rows::VelocityRows;
@@ -97,15 +97,12 @@ pub(crate) fn solve_alone<J: XpbdJoint>(
     };
     let (mut x1, mut x2) = (gather(b1), gather(b2));
     let (mut s1, mut s2) = (BodyState::of(b1), BodyState::of(b2));
-    let start = |b: &RigidBodyQueryItem| XpbdStart {
-        center: b.pre_xpbd_center,
-        rotation: b.pre_xpbd_rotation,
-    };
-    let (start1, start2) = (start(b1), start(b2));
+    let (start1, start2) = (XpbdStart::of_item(b1), XpbdStart::of_item(b2));
+    let (q1, q2) = (b1.start_rotation, b2.start_rotation);
     joint.solve_pass(
         [
-            JointBody::new(&mut x1, &mut s1, &start1, arms[0]),
-            JointBody::new(&mut x2, &mut s2, &start2, arms[1]),
+            JointBody::new(&mut x1, &mut s1, (&start1, q1), arms[0]),
+            JointBody::new(&mut x2, &mut s2, (&start2, q2), arms[1]),
         ],
         Substep::new(dt),
         &mut JointCache::default(),
@@ -198,15 +195,16 @@ impl<J: XpbdJoint> JointList<J> {
             solver,
             participants,
             &mut self.warned,
-            true,
+            false,
         ) else {
             return;
         };
+        let records = [records.of(slots[0], solver), records.of(slots[1], solver)];
         let (b1, b2) = (&solver.bodies[slots[0]], &solver.bodies[slots[1]]);
         let mut joint = *joint;
         joint.prepare(b1, b2);
         let entry = Prepared {
-            records: [records.of(slots[0], b1), records.of(slots[1], b2)],
+            records,
             slots,
             arms: arms(joint.base(), b1, b2),
             cache: JointCache::default(),
@@ -352,7 +350,10 @@ impl<J: XpbdJoint> Prepared<J> {
         ) else {
             return;
         };
-        let [start1, start2] = self.slots.map(|slot| &bodies.starts[slot]);
+        let [start1, start2] = [0, 1].map(|i| {
+            let start = &bodies.starts[self.slots[i]];
+            (start, bodies.start_rotations[self.records[i]])
+        });
         self.joint.solve_pass(
             [
                 JointBody::new(x1, s1, start1, self.arms[0]),
@@ -367,8 +368,12 @@ impl<J: XpbdJoint> Prepared<J> {
 /// The compact records of the bodies the prepared joints act on.
 #[derive(Default)]
 struct Records {
+    /// Each body's record: its constants from the step's start, its pose and (for a body
+    /// without isotropic inertia) world inverse inertia refreshed every substep.
     records: Vec<XBody>,
-    /// The rotation each record was gathered at this substep.
+    /// Per record, the body's rotation at the start of the step.
+    start_rotations: Vec<Quaternion>,
+    /// The rotation each record was refreshed to this substep.
     gathered: Vec<Quaternion>,
     /// The solver slot of each record.
     slots: Vec<usize>,
@@ -387,46 +392,60 @@ impl Records {
         for &slot in &self.slots {
             self.by_slot[slot] = u32::MAX;
         }
+        self.records.clear();
+        self.start_rotations.clear();
         self.slots.clear();
         self.isotropic.clear();
         self.dynamic.clear();
     }
 
-    /// The record of solver slot `slot` (body `body`), added if it has none yet.
-    fn of(&mut self, slot: usize, body: &RigidBodyQueryItem) -> usize {
+    /// The record of solver slot `slot`, added (and the body marked for the XPBD sets) if it
+    /// has none yet.
+    fn of(&mut self, slot: usize, solver: &mut SolverBodies) -> usize {
         if self.by_slot.len() <= slot {
             self.by_slot.resize(slot + 1, u32::MAX);
         }
         if self.by_slot[slot] == u32::MAX {
+            solver.mark_constrained(slot);
+            let body = &solver.bodies[slot];
+            let isotropic = XBody::isotropic_inertia(body);
             self.by_slot[slot] = self.slots.len() as u32;
             self.slots.push(slot);
-            self.isotropic.push(XBody::isotropic_inertia(body));
+            let start = body.start_rotation;
+            let record = XBody::gather(body, Vector::ZERO, start, isotropic);
+            self.records.push(record);
+            self.start_rotations.push(start);
+            self.isotropic.push(isotropic);
             self.dynamic.push(body.is_dynamic());
         }
         self.by_slot[slot] as usize
     }
 
-    /// Reads every record from its solver body.
+    /// Brings every record's pose, and the world inverse inertia of those without isotropic
+    /// inertia, up to date with its body's state.
     #[inline(never)]
-    fn gather(&mut self, solver: &SolverBodies) {
-        self.records.clear();
+    fn refresh(&mut self, solver: &SolverBodies) {
         self.gathered.clear();
-        for (&slot, &isotropic) in self.slots.iter().zip(&self.isotropic) {
-            let (body, state) = (&solver.bodies[slot], &solver.states[slot]);
-            let rotation = solver.rotation(slot);
-            self.records
-                .push(XBody::gather(body, state.moved(), rotation, isotropic));
+        for (i, record) in self.records.iter_mut().enumerate() {
+            let slot = self.slots[i];
+            let state = &solver.states[slot];
+            let rotation = state.rotation * self.start_rotations[i];
+            record.translation = state.moved.truncate().into();
+            record.rotation = rotation;
+            if record.dynamic && self.isotropic[i].is_none() {
+                let inverse_inertia = solver.bodies[slot].world_inv_inertia_at(rotation);
+                record.inverse_inertia = inverse_inertia.into();
+            }
             self.gathered.push(rotation);
         }
     }
 
-    /// Writes every moved pose back to its solver body.
+    /// Writes every moved pose back to its body's state.
     #[inline(never)]
     fn scatter(&self, solver: &mut SolverBodies) {
-        for ((record, &slot), &gathered) in self.records.iter().zip(&self.slots).zip(&self.gathered)
-        {
-            let start_rotation = solver.bodies[slot].start_rotation;
-            record.scatter_state(&mut solver.states[slot], start_rotation, gathered);
+        for (i, record) in self.records.iter().enumerate() {
+            let state = &mut solver.states[self.slots[i]];
+            record.scatter_state(state, self.start_rotations[i], self.gathered[i]);
         }
     }
 }
@@ -539,11 +558,12 @@ pub(crate) fn solve_joints(
         joints.schedule(passes);
     }
     let step = Substep::new(time.substep_delta);
-    joints.records.gather(&solver);
+    joints.records.refresh(&solver);
     let solver = &mut *solver;
     let bodies = &mut Live {
         states: &mut solver.states,
         starts: &solver.xpbd_start,
+        start_rotations: &joints.records.start_rotations,
     };
     let records = &mut joints.records.records;
     for &op in &joints.program {
@@ -583,6 +603,8 @@ pub(crate) fn solve_joints(
 struct Live<'a> {
     states: &'a mut [BodyState],
     starts: &'a [XpbdStart],
+    /// By record: the body's rotation at the start of the step.
+    start_rotations: &'a [Quaternion],
 }
 
 impl XpbdJoints {

@@ -424,10 +424,10 @@ impl crate::validation::Validate for XpbdIterations {
     }
 }
 
-/// Finds (or creates) the dense slot of each body a constraint names. With `xpbd` (the
-/// constraint moves its bodies' positions: a user constraint or a built-in joint, not a
-/// velocity row), the bodies are marked for the XPBD sets (see
-/// [`SolverBodies::mark_constrained`]).
+/// Finds (or creates) the dense slot of each body a constraint names. With `xpbd` (a user
+/// constraint, which moves its bodies' positions), the bodies are marked for the XPBD sets
+/// (see [`SolverBodies::mark_constrained`]; the built-in joints mark theirs as they record
+/// them, and velocity rows move only velocities).
 pub(crate) fn resolve<const N: usize>(
     constraint: Entity,
     entities: [Entity; N],

@@ -27,18 +27,16 @@ pub(crate) fn project_velocities(mut solver: ResMut<SolverBodies>, time: Res<Phy
         }
         let start = solver.xpbd_start[slot];
         let center = solver.center(slot);
-        let moved = center != start.center;
-        let turned = solver.rotation(slot) != start.rotation;
-        let start_rotation = solver.bodies[slot].start_rotation;
         let state = &mut solver.states[slot];
-        if moved {
+        if center != start.center {
             state.linear_velocity += ((center - start.center) * inv_h).extend(0.0);
         }
-        if turned {
+        if state.rotation != start.rotation {
             // Constraint corrections skip renormalising; do it once here.
             state.rotation = state.rotation.normalize();
-            let rotation = state.rotation * start_rotation;
-            let spin = angular_velocity_between(start.rotation, rotation, inv_h);
+            // The change from `start` to now is the same in the rotations since the step's
+            // start as in the bodies' rotations.
+            let spin = angular_velocity_between(start.rotation, state.rotation, inv_h);
             state.angular_velocity += spin.extend(0.0);
         }
     }
