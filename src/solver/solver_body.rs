@@ -365,14 +365,8 @@ impl BodyState {
     /// The state of `body` as its live fields describe it.
     #[inline]
     pub(crate) fn of(body: &RigidBodyQueryItem) -> Self {
-        let mut state = Self {
-            moved: body.accumulated_translation.extend(0.0),
-            ..Self::default()
-        };
-        state.set_velocities(body.linear_velocity, body.angular_velocity);
-        if body.rotation != body.start_rotation {
-            state.set_rotation(body.rotation * body.start_rotation.conjugate());
-        }
+        let mut state = Self::default();
+        state.take_from(body);
         state
     }
 
@@ -384,7 +378,7 @@ impl BodyState {
         self.set_velocities(body.linear_velocity, body.angular_velocity);
         self.moved = body.accumulated_translation.extend(0.0);
         if body.rotation != self.rotation * body.start_rotation {
-            self.rotation = canonical(body.rotation * body.start_rotation.conjugate());
+            self.set_rotation(body.rotation * body.start_rotation.conjugate());
         }
     }
 
