@@ -16,8 +16,9 @@ pub(super) fn renormalized(q: Quaternion) -> Quaternion {
 }
 
 /// What the joints' position solve reads and moves of one body, packed into two cache lines:
-/// gathered from the solver body at the start of every substep's joint solve and written back
-/// at its end (see the [module docs](super)).
+/// built from the body's constants once per step, its pose refreshed from the body's state at
+/// the start of every substep's joint solve and written back at its end (see the
+/// [module docs](super)).
 #[derive(Clone, Copy, Debug)]
 #[repr(C, align(64))]
 pub(crate) struct XBody {

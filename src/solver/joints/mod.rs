@@ -54,15 +54,16 @@
 //!   past the second, so four passes run side by side down the chain. The order depends only
 //!   on which bodies each joint joins and whether it takes the fast path below, and is kept
 //!   from step to step while those stay the same.
-//! - **Every substep** ([`SubstepSolverSet::SolveXpbdConstraints`]), the bodies the joints act
-//!   on are gathered into compact 128-byte records (centre of mass, rotation, inverse mass and
-//!   world inverse inertia at the substep's rotation, exact `s I` for isotropic bodies), the
-//!   joint passes run in that order, and the moved poses are written back to the bodies'
-//!   states for the user constraints and the velocity projection. A *uniform* body (the same inverse mass on every
-//!   axis, inverse inertia `s I`: balls and cubes without locked axes) turns by `s v` rather
-//!   than by a matrix product, in every path, so the four-lane solve below reads two scalars
-//!   of it instead of a vector and a matrix (the 40 × 40 grid: 1.23 → 1.18 ms per step). The
-//!   first pass of a substep clears the multipliers and builds each joint's 3×3 blocks,
+//! - **Every substep** ([`SubstepSolverSet::SolveXpbdConstraints`]), the compact 128-byte
+//!   records of the bodies the joints act on (built once per step: inverse mass, exact `s I`
+//!   for isotropic bodies) take their centre of mass, rotation and, for other bodies, world
+//!   inverse inertia from the bodies' states, the joint passes run in that order, and the
+//!   moved poses are written back to the states for the user constraints and the velocity
+//!   projection. A *uniform* body (the same inverse mass on every axis, inverse inertia
+//!   `s I`: balls and cubes without locked axes) turns by `s v` rather than by a matrix
+//!   product, in every path, so the four-lane solve below reads two scalars of it instead of
+//!   a vector and a matrix. The first pass of a substep clears the multipliers and builds
+//!   each joint's 3×3 blocks,
 //!   `(K + α̃ I)⁻¹` of its point constraint and of a fixed or prismatic joint's orientation,
 //!   from the arms of that moment; the other passes reuse them, while the error `C` is always
 //!   that of the current poses. Within a substep the arms turn by the corrections only, a
