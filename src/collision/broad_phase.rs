@@ -44,7 +44,7 @@ use crate::body::{
     AngularVelocity, CreationOrder, LinearVelocity, Position, RigidBody, Rotation, Sleeping,
 };
 use crate::math::{Scalar, Vector, vec_bytes};
-use crate::parallel::{Shared, pool_with_helpers, run_chunks};
+use crate::parallel::{Shared, parallel_for, pool_with_helpers, run_chunks};
 use crate::schedule::PhysicsStepTime;
 use crate::settings::SolverConfig;
 
@@ -190,6 +190,10 @@ const PARALLEL_MOVED: usize = 256;
 /// Moved leaves per parallel chunk of queries.
 const QUERY_CHUNK: usize = 64;
 
+/// Proxies from which [`BroadPhase::follow_bodies`] shares them out between threads: below,
+/// the pass takes less time than waking the helpers.
+const PARALLEL_PROXIES: usize = 512;
+
 /// The collider snapshot and the overlapping pairs found this step.
 #[derive(Resource, Default)]
 pub(crate) struct BroadPhase {
@@ -221,6 +225,8 @@ pub(crate) struct BroadPhase {
     merged: Vec<Candidate>,
     /// Candidates of the moved leaves, per parallel chunk of them.
     fresh_chunks: Vec<Vec<Candidate>>,
+    /// Per proxy, while the proxies follow their bodies: whether its new box left its leaf's.
+    left_leaf: Vec<bool>,
 }
 
 impl BroadPhase {
@@ -293,24 +299,53 @@ impl BroadPhase {
         note_moved(&mut self.moved, &mut self.leaf_moved, leaf);
     }
 
-    /// Moves the proxy at `index` to the world pose `pose`. Its leaf follows if the new AABB
-    /// left its box, but the boxes above it do not: call [`Self::refit_boxes`] after moving
-    /// proxies.
-    pub(crate) fn move_proxy(&mut self, index: usize, pose: Pose, margin: Scalar) {
-        let proxy = &mut self.proxies[index];
-        proxy.pose = pose;
-        proxy.aabb = shape_aabb(proxy.shape.as_ref(), &pose).loosened(margin);
-        let (leaf, aabb) = (proxy.entity.index_u32(), proxy.aabb);
-        if aabb.mins.is_finite() && aabb.maxs.is_finite() {
-            self.fit_leaf(leaf, aabb);
+    /// Moves every dynamic and kinematic proxy to its body's pose, as `body_pose` gives it
+    /// (a proxy whose body has none stays), and the tree's boxes with them.
+    ///
+    /// The new boxes are computed in parallel chunks for large scenes (each proxy by one
+    /// call); the leaves whose box a new one left are then moved on this thread, in proxy
+    /// order, and the tree refitted once.
+    pub(crate) fn follow_bodies(
+        &mut self,
+        margin: Scalar,
+        body_pose: impl Fn(Entity) -> Option<Pose> + Sync,
+    ) {
+        let len = self.proxies.len();
+        self.left_leaf.clear();
+        self.left_leaf.resize(len, false);
+        let (proxies, left_leaf) = (
+            Shared::new(&mut self.proxies),
+            Shared::new(&mut self.left_leaf),
+        );
+        let bvh = &self.bvh;
+        parallel_for(len, PARALLEL_PROXIES, |range| {
+            for index in range {
+                // SAFETY: each proxy and its flag are written by the one call whose range
+                // holds them, and read by none.
+                let (proxy, left) = unsafe { (proxies.get_mut(index), left_leaf.get_mut(index)) };
+                if !matches!(proxy.kind, ProxyKind::Dynamic | ProxyKind::Kinematic) {
+                    continue;
+                }
+                let Some(pose) = proxy.body.and_then(&body_pose) else {
+                    continue;
+                };
+                proxy.pose = pose * proxy.local;
+                proxy.aabb = shape_aabb(proxy.shape.as_ref(), &proxy.pose).loosened(margin);
+                let leaf = proxy.entity.index_u32();
+                *left = proxy.aabb.mins.is_finite()
+                    && proxy.aabb.maxs.is_finite()
+                    && !bvh
+                        .leaf_node(leaf)
+                        .is_some_and(|node| node.contains_aabb(&proxy.aabb));
+            }
+        });
+        for index in 0..len {
+            if self.left_leaf[index] {
+                let proxy = &self.proxies[index];
+                let (leaf, aabb) = (proxy.entity.index_u32(), proxy.aabb);
+                self.fit_leaf(leaf, aabb);
+            }
         }
-    }
-
-    /// Brings the inner boxes of the tree up to date with moved leaves, keeping its shape and
-    /// layout. One pass over the tree, like the broad phase's own refit each step; where most
-    /// leaves moved it is cheaper than growing each leaf's ancestors as it moves (free10k:
-    /// 2.36 → 2.25 ms per step).
-    pub(crate) fn refit_boxes(&mut self) {
         if !self.moved.is_empty() {
             self.bvh.refit_without_opt();
         }
@@ -335,6 +370,7 @@ impl BroadPhase {
             fresh: Vec::new(),
             merged: Vec::new(),
             fresh_chunks: Vec::new(),
+            left_leaf: Vec::new(),
             leaf_proxy: self.leaf_proxy.clone(),
             leaves: self.leaves.clone(),
             generation: self.generation,
@@ -765,19 +801,31 @@ mod tests {
         broad.pairs.iter().map(|&(a, b)| (of(a), of(b))).collect()
     }
 
+    /// Makes the compute pool two threads (unless the process has one already) and takes this
+    /// test's turn on the process-wide crew, until the returned guard drops.
+    fn two_thread_pool() -> impl Sized {
+        bevy::tasks::ComputeTaskPool::get_or_init(|| {
+            bevy::tasks::TaskPoolBuilder::new().num_threads(2).build()
+        });
+        crew_turn()
+    }
+
+    #[cfg(feature = "parallel")]
+    fn crew_turn() -> std::sync::MutexGuard<'static, ()> {
+        (crate::parallel::tests::TURN.lock()).unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Without the `parallel` feature there is no crew to share.
+    #[cfg(not(feature = "parallel"))]
+    fn crew_turn() {}
+
     /// Steps of 2,400 balls where some move a little (within their leaf boxes), some jump,
     /// some go and come back: the pairs the moved leaves' queries keep up are, every step,
     /// those a traversal of the same tree finds, in the same order. Enough leaves move for
     /// the queries to run in parallel chunks where the build has threads.
     #[test]
     fn moved_leaves_update_the_pairs_as_a_traversal_would() {
-        #[cfg(feature = "parallel")]
-        let _turn = crate::parallel::tests::TURN
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
-        bevy::tasks::ComputeTaskPool::get_or_init(|| {
-            bevy::tasks::TaskPoolBuilder::new().num_threads(2).build()
-        });
+        let _turn = two_thread_pool();
         // A fixed pseudo-random sequence (xorshift).
         let mut state = 0x9e37_79b9_u32;
         let mut next = move |m: u32| {
@@ -833,6 +881,49 @@ mod tests {
             incremental > 30 && in_chunks > 30 && traversals > 0,
             "{incremental} ({in_chunks} of at least {PARALLEL_MOVED} leaves) / {traversals}"
         );
+    }
+
+    /// 2,000 balls on bodies, a third of which move out of their leaf boxes: after the
+    /// proxies follow their bodies, every ball's box lies in its leaf's, in a tree whose
+    /// leaves and proxies are bit for bit those of the same update on one thread.
+    #[test]
+    fn proxies_follow_their_bodies_alike_on_one_thread_and_on_two() {
+        let _turn = two_thread_pool();
+        let mut broad = BroadPhase::default();
+        for index in 0..2000u32 {
+            let mut proxy = ColliderProxy::new(SharedShape::ball(0.25));
+            proxy.entity = entity(index + 1, 0);
+            proxy.body = Some(entity(index + 1, 0));
+            proxy.key = u64::MAX - u64::from(index);
+            proxy.kind = ProxyKind::Dynamic;
+            proxy.pose = Pose::from_translation(Vec3::new(index as f32, 0.0, 0.0));
+            proxy.aabb = proxy.shape.compute_aabb(&proxy.pose);
+            broad.proxies.push(proxy);
+        }
+        broad.update_tree();
+        find_pairs_in(&mut broad, &CollisionExclusions::default());
+        // Every third body moves by 10 cm (out of its leaf's box), the others by 1 mm.
+        let body_pose = |body: Entity| {
+            let index = body.index_u32() - 1;
+            let shift = if index.is_multiple_of(3) { 0.1 } else { 0.001 };
+            Some(Pose::from_translation(Vec3::new(index as f32, shift, 0.0)))
+        };
+        let mut alone = broad.clone_state();
+        crate::parallel::on_one_thread_if(true, || alone.follow_bodies(0.002, body_pose));
+        broad.follow_bodies(0.002, body_pose);
+        let leaf_box = |broad: &BroadPhase, leaf: u32| {
+            let node = broad.bvh.leaf_node(leaf).expect("a leaf per proxy");
+            (node.mins(), node.maxs())
+        };
+        for (proxy, single) in broad.proxies.iter().zip(&alone.proxies) {
+            let leaf = proxy.entity.index_u32();
+            assert_eq!((proxy.pose, proxy.aabb), (single.pose, single.aabb));
+            assert_eq!(leaf_box(&broad, leaf), leaf_box(&alone, leaf));
+            let node = broad.bvh.leaf_node(leaf).expect("a leaf per proxy");
+            assert!(node.contains_aabb(&proxy.aabb), "leaf {leaf} left behind");
+        }
+        assert_eq!(broad.moved, alone.moved);
+        assert_eq!(broad.moved.len(), 667, "the bodies that moved 10 cm");
     }
 
     /// A collider that takes over a despawned one's entity index (a new generation, created

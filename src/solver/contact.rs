@@ -66,9 +66,9 @@ use super::softness::SoftCoefficients;
 use super::solver_body::{BodyState, RigidBodyQueryItem, SolverBodies};
 use super::wide::{F4, Lane, S4, V3, Vec3x4, lane_mut, select, transpose_in, transpose_out};
 use crate::collision::events::{ForceThresholds, StepImpulse};
-use crate::collision::{ContactGraph, FrictionImpulse};
+use crate::collision::{ContactGraph, ContactPair, FrictionImpulse};
 use crate::math::Scalar;
-use crate::parallel::Shared;
+use crate::parallel::{Shared, parallel_for};
 use crate::prefetch::{PREFETCH_ABOVE, prefetch, prefetch_one};
 use crate::schedule::PhysicsStepTime;
 use crate::settings::{SolverConfig, SolverLanes};
@@ -312,6 +312,12 @@ pub(crate) struct ContactConstraints {
     points: Vec<PointBlock>,
     /// The manifolds of each block, as a range of `manifolds`.
     block_manifolds: Vec<(u32, u32)>,
+    /// Where each manifold's constraint sits, by its place in the contact graph's order
+    /// ([`ManifoldRef::order`]): the impulse store walks the graph by pair with it.
+    placed: Vec<Placed>,
+    /// Each pair with constraints this step: its index in the contact graph and its first
+    /// manifold in `placed` (its manifolds run to the next pair's first).
+    pair_refs: Vec<(u32, u32)>,
     stages: Stages,
     /// Whether any manifold has restitution (else the restitution pass is skipped).
     any_restitution: bool,
@@ -368,6 +374,19 @@ pub(crate) struct ManifoldRef {
     count: u32,
     b1: u32,
     b2: u32,
+    /// Its place among the step's manifolds in the contact graph's order (colouring reorders
+    /// the references).
+    order: u32,
+}
+
+/// Where a manifold's constraint sits in the blocks: what [`store_impulses`] needs to bring
+/// its impulses back to the contact graph.
+#[derive(Clone, Copy, Debug, Default)]
+struct Placed {
+    manifold: u32,
+    first_point: u32,
+    block: u32,
+    lane: u32,
 }
 
 impl TwoBody for ManifoldRef {
@@ -390,6 +409,7 @@ pub(crate) fn prepare_contacts(
     // Which manifolds take part, and between which bodies: colouring reorders these small
     // references, and the constraints are then built directly in their final order.
     contacts.manifolds.clear();
+    contacts.pair_refs.clear();
     for (pair_index, pair) in graph.pairs.iter().enumerate() {
         if pair.sensor || pair.manifolds.is_empty() || pair.modifications.dropped {
             continue;
@@ -399,7 +419,7 @@ pub(crate) fn prepare_contacts(
         if bodies[b1 as usize].inverse_mass == 0.0 && bodies[b2 as usize].inverse_mass == 0.0 {
             continue;
         }
-        let mut first_point = 0;
+        let (mut first_point, first_ref) = (0, contacts.manifolds.len() as u32);
         for (manifold_index, manifold) in pair.manifolds.iter().enumerate() {
             let count = manifold.points.len();
             let enabled = if pair.modifications.has_disabled_points() {
@@ -417,11 +437,17 @@ pub(crate) fn prepare_contacts(
                     count: enabled as u32,
                     b1,
                     b2,
+                    order: contacts.manifolds.len() as u32,
                 });
             }
             first_point += count;
         }
+        if contacts.manifolds.len() as u32 > first_ref {
+            contacts.pair_refs.push((pair_index as u32, first_ref));
+        }
     }
+    let placed_count = contacts.manifolds.len();
+    contacts.placed.resize(placed_count, Placed::default());
     contacts.colouring.colour(
         &mut contacts.manifolds,
         &mut contacts.scratch,
@@ -433,6 +459,7 @@ pub(crate) fn prepare_contacts(
     let per_substep = 1.0 / time.substeps as Scalar;
     let blocks = Shared::new(&mut contacts.blocks);
     let points = Shared::new(&mut contacts.points);
+    let placed = Shared::new(&mut contacts.placed);
     let refs = BlockRefs {
         ranges: &contacts.block_manifolds,
         manifolds: &contacts.manifolds,
@@ -451,6 +478,14 @@ pub(crate) fn prepare_contacts(
             let block = blocks.get_mut(index);
             let points = points.slice_mut(block.first_point as usize, block.point_count as usize);
             build_block(block, points, refs.of(index), &graph, bodies, per_substep);
+            for (lane, r) in refs.of(index).iter().enumerate() {
+                *placed.get_mut(r.order as usize) = Placed {
+                    manifold: r.manifold,
+                    first_point: r.first_point,
+                    block: index as u32,
+                    lane: lane as u32,
+                };
+            }
         }
     });
     let any_restitution = contacts
@@ -1522,7 +1557,14 @@ unsafe fn restitution_block(
     unsafe { bodies.scatter(std::slice::from_ref(block), states) };
 }
 
+/// Pairs from which [`store_impulses`] shares them out between threads: below, storing them
+/// takes less time than waking the helpers.
+const PARALLEL_STORE: usize = 256;
+
 /// Stores the accumulated impulses in the contact graph for warm starting and reporting.
+///
+/// Pair by pair, in the graph's order: each pair is written by one call, so large scenes share
+/// the pairs out between threads.
 pub(crate) fn store_impulses(
     contacts: Res<ContactConstraints>,
     mut graph: ResMut<ContactGraph>,
@@ -1531,35 +1573,49 @@ pub(crate) fn store_impulses(
     // The accumulated impulse is what each substep applies; the step applied it `substeps`
     // times.
     let substeps = time.substeps as Scalar;
-    let refs = BlockRefs {
-        ranges: &contacts.block_manifolds,
-        manifolds: &contacts.manifolds,
-    };
-    let prefetching = refs.manifolds.len() >= PREFETCH_ABOVE;
-    for (index, block) in contacts.blocks.iter().enumerate() {
-        if prefetching {
-            refs.prefetch_after(index, &graph);
-        }
-        let points = &contacts.points
-            [block.first_point as usize..(block.first_point + block.point_count) as usize];
-        for (lane, r) in refs.of(index).iter().enumerate() {
-            let pair = &mut graph.pairs[r.pair as usize];
-            let manifold = &mut pair.manifolds[r.manifold as usize];
-            // Points disabled by a hook have no row (and were given zero impulse by the hook
-            // system), so the rows belong to the enabled points in order.
-            let first = r.first_point as usize;
-            let enabled = manifold
-                .points
-                .iter_mut()
-                .enumerate()
-                .filter(|(i, _)| pair.modifications.point_enabled(first + i));
-            for ((_, tracked), point) in enabled.zip(points) {
-                tracked.data = point.normal_impulse.to_array()[lane] * substeps;
+    let (pair_refs, placed) = (&contacts.pair_refs, &contacts.placed);
+    let pairs = Shared::new(&mut graph.pairs);
+    parallel_for(pair_refs.len(), PARALLEL_STORE, |range| {
+        for index in range {
+            let (pair, first) = pair_refs[index];
+            let end = pair_refs
+                .get(index + 1)
+                .map_or(placed.len(), |next| next.1 as usize);
+            // SAFETY: each pair appears once in `pair_refs`, and its entry is in one range.
+            let pair = unsafe { pairs.get_mut(pair as usize) };
+            for p in &placed[first as usize..end] {
+                store_manifold(pair, p, &contacts, substeps);
             }
-            manifold.data = FrictionImpulse {
-                tangent: block.tangent_impulse.map(|t| t.to_array()[lane] * substeps),
-                twist: block.twist_impulse.to_array()[lane] * substeps,
-            };
         }
+    });
+}
+
+/// Stores the impulses of the manifold placed at `p` in `pair`.
+#[inline]
+fn store_manifold(
+    pair: &mut ContactPair,
+    p: &Placed,
+    contacts: &ContactConstraints,
+    substeps: Scalar,
+) {
+    let block = &contacts.blocks[p.block as usize];
+    let points = &contacts.points
+        [block.first_point as usize..(block.first_point + block.point_count) as usize];
+    let lane = p.lane as usize;
+    let manifold = &mut pair.manifolds[p.manifold as usize];
+    // Points disabled by a hook have no row (and were given zero impulse by the hook system),
+    // so the rows belong to the enabled points in order.
+    let first = p.first_point as usize;
+    let enabled = manifold
+        .points
+        .iter_mut()
+        .enumerate()
+        .filter(|(i, _)| pair.modifications.point_enabled(first + i));
+    for ((_, tracked), point) in enabled.zip(points) {
+        tracked.data = point.normal_impulse.to_array()[lane] * substeps;
     }
+    manifold.data = FrictionImpulse {
+        tangent: block.tangent_impulse.map(|t| t.to_array()[lane] * substeps),
+        twist: block.twist_impulse.to_array()[lane] * substeps,
+    };
 }

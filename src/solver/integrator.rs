@@ -20,20 +20,19 @@
 //! Integration*, 2006, §IV.2), and is stable at any spin.
 //! Bodies with equal principal moments (spheres, cubes) skip it: for them the term is zero.
 //!
-//! ## One thread
+//! ## Threads
 //!
-//! The integration passes stay on the calling thread with the `parallel` feature too. Each does a
-//! few operations per body on its 64-byte state (the velocity pass also reads the body's
-//! constants from its item), and sharing the bodies out between cores moves those lines from
-//! one core's cache to the other's at every pass: on the 2-vCPU benchmark machine, 10,000 free
-//! spheres gained little from two threads while the vCPUs were close and lost much while they
-//! were far apart.
+//! Each body is integrated on its own, so with the `parallel` feature the passes share the
+//! bodies out between the crew's threads (see `crate::parallel`) once there are
+//! `PARALLEL_BODIES` of them; each state is written by exactly one thread with the same
+//! arithmetic, so the result does not depend on the thread count.
 
 use bevy::math::{Mat3A, Vec3A, Vec4};
 use bevy::prelude::*;
 
 use super::solver_body::{BodyState, RigidBodyQueryItem, SolverBodies};
 use crate::math::{Matrix3, Quaternion, Scalar, Vector, integrate_rotation};
+use crate::parallel::{Shared, parallel_for};
 use crate::schedule::PhysicsStepTime;
 use crate::settings::SolverConfig;
 
@@ -46,6 +45,10 @@ use crate::settings::SolverConfig;
 /// `MAX_ROTATION / h` (188 rad/s at 4 substeps of a 1/60 s step) is scaled down to it.
 const MAX_ROTATION: Scalar = 0.25 * std::f32::consts::PI;
 
+/// Bodies from which the integration passes are shared out between threads: below, a pass
+/// takes less time than waking the helpers for it.
+const PARALLEL_BODIES: usize = 512;
+
 /// Adds gravity, constant forces and damping to every dynamic body's velocity, and limits
 /// its spin to [`MAX_ROTATION`] per substep and its speed to
 /// [`SolverConfig::max_linear_speed`].
@@ -57,9 +60,22 @@ pub(crate) fn integrate_velocities(
     let h = time.substep_delta;
     let max_speed = config.max_linear_speed();
     let solver = &mut *solver;
-    for (body, state) in solver.bodies.iter().zip(&mut solver.states).skip(1) {
-        integrate_velocity(body, state, h, max_speed);
-    }
+    let bodies = &solver.bodies;
+    each_state(&mut solver.states, |slot, state| {
+        integrate_velocity(&bodies[slot], state, h, max_speed);
+    });
+}
+
+/// Calls `f(slot, state)` for every body but the static slot 0, on the crew's threads when
+/// there are enough bodies to pay for sharing them out (each state is written by one call).
+fn each_state(states: &mut [BodyState], f: impl Fn(usize, &mut BodyState) + Sync) {
+    let shared = Shared::new(states);
+    parallel_for(states.len(), PARALLEL_BODIES, |range| {
+        for slot in range.start.max(1)..range.end {
+            // SAFETY: each slot lies in exactly one range, run by one call.
+            f(slot, unsafe { shared.get_mut(slot) });
+        }
+    });
 }
 
 /// Gravity, forces, damping and the gyroscopic term for one body over `h`.
@@ -152,9 +168,7 @@ fn solve_by_columns([c0, c1, c2]: [Vec3A; 3], b: Vec3A) -> Option<Vec3A> {
 /// Moves every body by its velocity (static bodies have none).
 pub(crate) fn integrate_positions(mut solver: ResMut<SolverBodies>, time: Res<PhysicsStepTime>) {
     let h = time.substep_delta;
-    for state in &mut solver.states[1..] {
-        integrate_position(state, h);
-    }
+    each_state(&mut solver.states, |_, state| integrate_position(state, h));
     solver.substeps_done += 1;
 }
 

@@ -20,6 +20,7 @@ use crate::body::{
     Sleeping,
 };
 use crate::math::{Matrix3, Quaternion, Scalar, Vector, integrate_rotation, rotate_inertia};
+use crate::parallel::{Shared, parallel_for, pool_with_helpers};
 use crate::schedule::PhysicsStepTime;
 use crate::settings::Gravity;
 
@@ -484,6 +485,9 @@ pub struct SolverBodies {
     /// Entity index → slot, valid only where `bodies[slot].entity` matches.
     #[reflect(ignore)]
     slots: Vec<u32>,
+    /// The bodies the gather claimed slots for, from slot 1 on, in slot order.
+    #[reflect(ignore)]
+    gathered: Vec<Entity>,
     /// Sleeping bodies pulled into the step by constraints; woken at writeback.
     #[reflect(ignore)]
     pub(crate) woken: Vec<Entity>,
@@ -518,6 +522,7 @@ impl Default for SolverBodies {
             xpbd_slots: Vec::new(),
             xpbd_start: Vec::new(),
             slots: Vec::new(),
+            gathered: Vec::new(),
             woken: Vec::new(),
             links: Vec::new(),
             gravity: Vector::ZERO,
@@ -555,14 +560,25 @@ impl SolverBodies {
 
     pub(crate) fn push(&mut self, body: RigidBodyQueryItem) -> usize {
         let slot = self.bodies.len();
-        let index = body.entity.index_u32() as usize;
+        self.map_slot(body.entity, slot);
+        self.states.push(BodyState::of(&body));
+        self.bodies.push(body);
+        slot
+    }
+
+    /// Notes `entity` for the gather's next slot (see [`prepare_solver_bodies`]).
+    fn claim_slot(&mut self, entity: Entity) {
+        let slot = self.bodies.len() + self.gathered.len();
+        self.map_slot(entity, slot);
+        self.gathered.push(entity);
+    }
+
+    fn map_slot(&mut self, entity: Entity, slot: usize) {
+        let index = entity.index_u32() as usize;
         if self.slots.len() <= index {
             self.slots.resize(index + 1, 0);
         }
         self.slots[index] = slot as u32;
-        self.states.push(BodyState::of(&body));
-        self.bodies.push(body);
-        slot
     }
 
     /// The current rotation of the body in `slot`.
@@ -702,59 +718,135 @@ pub(crate) type BodyGatherData = (
     &'static ComputedMass,
     Option<&'static LockedAxes>,
     BodyForceData,
-    Option<&'static mut ExternalImpulse>,
 );
+
+/// What [`BodyGatherData`] holds for one body.
+type BodyGather<'a> = bevy::ecs::query::QueryItem<'a, 'a, BodyGatherData>;
+
+/// Awake bodies from which the gather shares them out between threads: below, it takes less
+/// time than waking the helpers.
+const PARALLEL_GATHER: usize = 512;
 
 /// Gathers awake dynamic and kinematic bodies into [`SolverBodies`], applying one-off impulses
 /// and rejecting non-finite velocities.
+///
+/// The slots follow the query's order. With helper threads and many bodies, the slots are
+/// claimed first and each body's item and state built by one call of a parallel loop over
+/// them; the impulses are applied after, on this thread.
 pub(crate) fn prepare_solver_bodies(
     mut solver: ResMut<SolverBodies>,
-    mut bodies: Query<BodyGatherData, Without<Sleeping>>,
+    bodies: Query<BodyGatherData, Without<Sleeping>>,
+    mut impulses: Query<(Entity, &mut ExternalImpulse), Without<Sleeping>>,
     gravity: Res<Gravity>,
     time: Res<PhysicsStepTime>,
 ) {
+    let solver = &mut *solver;
     solver.clear();
     solver.gravity = gravity.0;
     solver.substep = time.substep_delta;
-    for (entity, rb, position, rotation, v, w, mass, locked, forces, impulse) in &mut bodies {
-        if rb.is_static() {
+    let awake = bodies.iter().filter(|(_, rb, ..)| !rb.is_static());
+    match pool_with_helpers().filter(|_| bodies.iter().len() >= PARALLEL_GATHER) {
+        Some(_) => {
+            solver.gathered.clear();
+            for (entity, ..) in awake {
+                solver.claim_slot(entity);
+            }
+            gather_claimed(solver, &bodies, gravity.0);
+        }
+        // On one thread the query is read in its order, without the look-ups by entity.
+        None => {
+            for data in awake {
+                solver.push(body_item(data, gravity.0));
+            }
+        }
+    }
+    for (entity, mut impulse) in &mut impulses {
+        if impulse.is_zero() {
             continue;
         }
-        let slot = if rb.is_dynamic() {
-            let locked = locked.copied().unwrap_or_default();
-            let drive = Drive {
-                linear_velocity: v.0,
-                angular_velocity: w.0,
-                gravity: gravity.0,
-                forces,
-            };
-            solver.push(RigidBodyQueryItem::dynamic(
-                entity, position.0, rotation.0, mass, locked, drive,
-            ))
-        } else {
-            // A kinematic body moves as it is told, on every axis.
-            let com = mass.local_center_of_mass;
-            solver.push(RigidBodyQueryItem {
-                linear_velocity: v.0,
-                angular_velocity: w.0,
-                locked_axes: LockedAxes::new(),
-                ..RigidBodyQueryItem::fixed(entity, *rb, position.0, rotation.0, com)
-            })
+        let Some(slot) = solver
+            .slot(entity)
+            .filter(|&s| solver.bodies[s].rb.is_dynamic())
+        else {
+            continue;
         };
-        if let Some(mut impulse) = impulse
-            && rb.is_dynamic()
-            && !impulse.is_zero()
-        {
-            let body = &solver.bodies[slot];
-            if impulse.linear.is_finite() && impulse.angular.is_finite() {
-                let dv = body.effective_inverse_mass() * impulse.linear;
-                let dw = body.step_inverse_inertia * impulse.angular;
-                let state = &mut solver.states[slot];
-                state.set_velocities(state.linear_velocity() + dv, state.angular_velocity() + dw);
-            } else {
-                warn!("{entity}: non-finite ExternalImpulse ignored");
+        let body = &solver.bodies[slot];
+        if impulse.linear.is_finite() && impulse.angular.is_finite() {
+            let dv = body.effective_inverse_mass() * impulse.linear;
+            let dw = body.step_inverse_inertia * impulse.angular;
+            let state = &mut solver.states[slot];
+            state.set_velocities(state.linear_velocity() + dv, state.angular_velocity() + dw);
+        } else {
+            warn!("{entity}: non-finite ExternalImpulse ignored");
+        }
+        *impulse.bypass_change_detection() = ExternalImpulse::default();
+    }
+}
+
+/// Builds the items and states of the slots [`SolverBodies::claim_slot`] claimed, in
+/// parallel chunks: each by one call, from its entity's data.
+fn gather_claimed(
+    solver: &mut SolverBodies,
+    bodies: &Query<BodyGatherData, Without<Sleeping>>,
+    gravity: Vector,
+) {
+    let count = solver.gathered.len();
+    solver.bodies.reserve(count);
+    solver.states.reserve(count);
+    let items = Shared::new(&mut solver.bodies.spare_capacity_mut()[..count]);
+    let states = Shared::new(&mut solver.states.spare_capacity_mut()[..count]);
+    let gathered = &solver.gathered;
+    parallel_for(count, PARALLEL_GATHER, |range| {
+        for index in range {
+            let entity = gathered[index];
+            let body = match bodies.get(entity) {
+                Ok(data) => body_item(data, gravity),
+                // Unreachable: the slots were claimed from the same query.
+                Err(_) => RigidBodyQueryItem::fixed(
+                    entity,
+                    RigidBody::Static,
+                    Vector::ZERO,
+                    Quaternion::IDENTITY,
+                    Vector::ZERO,
+                ),
+            };
+            // SAFETY: each index lies in exactly one range, run by one call.
+            unsafe {
+                states.get_mut(index).write(BodyState::of(&body));
+                items.get_mut(index).write(body);
             }
-            *impulse.bypass_change_detection() = ExternalImpulse::default();
+        }
+    });
+    // SAFETY: the loop above initialised the first `count` spare elements of both.
+    unsafe {
+        let len = solver.bodies.len() + count;
+        solver.bodies.set_len(len);
+        solver.states.set_len(len);
+    }
+}
+
+/// The solver item of an awake dynamic or kinematic body.
+fn body_item(
+    (entity, rb, position, rotation, v, w, mass, locked, forces): BodyGather,
+    gravity: Vector,
+) -> RigidBodyQueryItem {
+    if rb.is_dynamic() {
+        let locked = locked.copied().unwrap_or_default();
+        let drive = Drive {
+            linear_velocity: v.0,
+            angular_velocity: w.0,
+            gravity,
+            forces,
+        };
+        RigidBodyQueryItem::dynamic(entity, position.0, rotation.0, mass, locked, drive)
+    } else {
+        // A kinematic body moves as it is told, on every axis.
+        let com = mass.local_center_of_mass;
+        RigidBodyQueryItem {
+            linear_velocity: v.0,
+            angular_velocity: w.0,
+            locked_axes: LockedAxes::new(),
+            ..RigidBodyQueryItem::fixed(entity, *rb, position.0, rotation.0, com)
         }
     }
 }

@@ -132,22 +132,10 @@ pub(crate) fn follow_moved_bodies(
     // The step's broad phase collected every collider spawned before it.
     stale.0 = false;
     let margin = config.speculative_distance();
-    let mut moved = false;
-    for index in 0..broad.proxies.len() {
-        let proxy = &broad.proxies[index];
-        if !matches!(proxy.kind, ProxyKind::Dynamic | ProxyKind::Kinematic) {
-            continue;
-        }
-        let Some(Ok((position, rotation))) = proxy.body.map(|b| bodies.get(b)) else {
-            continue;
-        };
-        let world = pose(position.0, rotation.0) * proxy.local;
-        broad.move_proxy(index, world, margin);
-        moved = true;
-    }
-    if moved {
-        broad.refit_boxes();
-    }
+    broad.follow_bodies(margin, |body| {
+        let (position, rotation) = bodies.get(body).ok()?;
+        Some(pose(position.0, rotation.0))
+    });
 }
 
 /// Colliders were spawned or despawned since the tree was last built.
