@@ -852,51 +852,79 @@ fn body_item(
     }
 }
 
+/// Awake bodies from which the write-back shares them out between threads; fewer are written
+/// inline. Chosen, not measured, as for the gather.
+const PARALLEL_WRITE_BACK: usize = 512;
+
 /// Writes the step's result back to the ECS, guarding against non-finite results.
+///
+/// Each body is written by one call of a parallel loop over the slots (large scenes share it
+/// out between threads).
 pub(crate) fn write_back_bodies(
     mut commands: Commands,
     solver: Res<SolverBodies>,
-    mut bodies: Query<(
+    bodies: Query<(
         &mut Position,
         &mut Rotation,
         &mut LinearVelocity,
         &mut AngularVelocity,
     )>,
 ) {
-    for (slot, body) in solver.bodies.iter().enumerate().skip(1) {
-        if body.rb.is_static() {
-            continue;
+    let (solver, bodies) = (&*solver, &bodies);
+    parallel_for(solver.bodies.len(), PARALLEL_WRITE_BACK, |range| {
+        for slot in range.start.max(1)..range.end {
+            let entity = solver.bodies[slot].entity;
+            // The slot map names one slot per entity, so no two calls reach the same entity.
+            if solver.bodies[slot].rb.is_static() || solver.slot(entity) != Some(slot) {
+                continue;
+            }
+            // SAFETY: only the call for the one slot the map gives `entity` gets its
+            // components, and nothing else reads them while the loop runs.
+            if let Ok(components) = unsafe { bodies.get_unchecked(entity) } {
+                write_back_body(solver, slot, components);
+            }
         }
-        let Ok((mut position, mut rotation, mut v, mut w)) = bodies.get_mut(body.entity) else {
-            continue;
-        };
-        let state = &solver.states[slot];
-        let new_rotation = solver.rotation(slot).normalize();
-        let new_position = solver.center(slot) - new_rotation * body.center_of_mass;
-        let (linear, angular) = (state.linear_velocity(), state.angular_velocity());
-        if !new_position.is_finite()
-            || !new_rotation.is_finite()
-            || !linear.is_finite()
-            || !angular.is_finite()
-        {
-            warn!(
-                "{}: the solver produced a non-finite state; body reset to rest",
-                body.entity
-            );
-            v.0 = Vector::ZERO;
-            w.0 = Vector::ZERO;
-            continue;
-        }
-        position.0 = new_position;
-        rotation.0 = new_rotation;
-        v.0 = linear;
-        w.0 = angular;
-    }
+    });
     for &entity in &solver.woken {
         if let Ok(mut e) = commands.get_entity(entity) {
             e.remove::<Sleeping>();
         }
     }
+}
+
+/// Writes the body in `slot` into its components, or stops it where the solver produced a
+/// non-finite state.
+fn write_back_body(
+    solver: &SolverBodies,
+    slot: usize,
+    (mut position, mut rotation, mut v, mut w): (
+        Mut<Position>,
+        Mut<Rotation>,
+        Mut<LinearVelocity>,
+        Mut<AngularVelocity>,
+    ),
+) {
+    let (body, state) = (&solver.bodies[slot], &solver.states[slot]);
+    let new_rotation = solver.rotation(slot).normalize();
+    let new_position = solver.center(slot) - new_rotation * body.center_of_mass;
+    let (linear, angular) = (state.linear_velocity(), state.angular_velocity());
+    if !new_position.is_finite()
+        || !new_rotation.is_finite()
+        || !linear.is_finite()
+        || !angular.is_finite()
+    {
+        warn!(
+            "{}: the solver produced a non-finite state; body reset to rest",
+            body.entity
+        );
+        v.0 = Vector::ZERO;
+        w.0 = Vector::ZERO;
+        return;
+    }
+    position.0 = new_position;
+    rotation.0 = new_rotation;
+    v.0 = linear;
+    w.0 = angular;
 }
 
 #[cfg(test)]
