@@ -225,8 +225,11 @@ pub(crate) struct BroadPhase {
     merged: Vec<Candidate>,
     /// Candidates of the moved leaves, per parallel chunk of them.
     fresh_chunks: Vec<Vec<Candidate>>,
-    /// Per proxy, while the proxies follow their bodies: whether its new box left its leaf's.
-    left_leaf: Vec<bool>,
+    /// Per proxy, a flag the parallel passes over the proxies write: whether its new box left
+    /// its leaf's (following the bodies), or whether it is usable (collecting the colliders).
+    proxy_flags: Vec<bool>,
+    /// The colliders of the proxies being collected in parallel, in proxy order.
+    collected: Vec<Entity>,
 }
 
 impl BroadPhase {
@@ -311,11 +314,11 @@ impl BroadPhase {
         body_pose: impl Fn(Entity) -> Option<Pose> + Sync,
     ) {
         let len = self.proxies.len();
-        self.left_leaf.clear();
-        self.left_leaf.resize(len, false);
+        self.proxy_flags.clear();
+        self.proxy_flags.resize(len, false);
         let (proxies, left_leaf) = (
             Shared::new(&mut self.proxies),
-            Shared::new(&mut self.left_leaf),
+            Shared::new(&mut self.proxy_flags),
         );
         let bvh = &self.bvh;
         parallel_for(len, PARALLEL_PROXIES, |range| {
@@ -340,7 +343,7 @@ impl BroadPhase {
             }
         });
         for index in 0..len {
-            if self.left_leaf[index] {
+            if self.proxy_flags[index] {
                 let proxy = &self.proxies[index];
                 let (leaf, aabb) = (proxy.entity.index_u32(), proxy.aabb);
                 self.fit_leaf(leaf, aabb);
@@ -370,7 +373,8 @@ impl BroadPhase {
             fresh: Vec::new(),
             merged: Vec::new(),
             fresh_chunks: Vec::new(),
-            left_leaf: Vec::new(),
+            proxy_flags: Vec::new(),
+            collected: Vec::new(),
             leaf_proxy: self.leaf_proxy.clone(),
             leaves: self.leaves.clone(),
             generation: self.generation,
@@ -426,120 +430,178 @@ impl BroadPhase {
     }
 }
 
+/// What [`collect_colliders`] reads of a collider.
+type ColliderData = (
+    Entity,
+    &'static CreationOrder,
+    &'static Collider,
+    &'static ColliderPose,
+    Option<&'static ColliderOf>,
+    Option<&'static CollisionLayers>,
+    Has<Sensor>,
+    Option<&'static Friction>,
+    Option<&'static Restitution>,
+    Option<&'static ActiveCollisionHooks>,
+);
+
+/// The colliders [`collect_colliders`] reads.
+type Colliders<'w, 's> =
+    Query<'w, 's, ColliderData, (Without<DisabledCollider>, Without<ColliderDisabled>)>;
+
+/// What [`collect_colliders`] reads of a collider's body.
+type BodyData = (
+    &'static RigidBody,
+    &'static Position,
+    &'static Rotation,
+    &'static LinearVelocity,
+    &'static AngularVelocity,
+    Has<Sleeping>,
+    Option<&'static Friction>,
+    Option<&'static Restitution>,
+);
+
+/// What one step's proxies are built with, besides the ECS.
+#[derive(Clone, Copy)]
+struct ProxyStep {
+    dt: Scalar,
+    margin: Scalar,
+    max_speed: Scalar,
+}
+
+/// Colliders from which [`collect_colliders`] builds the proxies in parallel chunks; fewer
+/// are built inline, in the query's order. Chosen, not measured, as for the solver's stages.
+const PARALLEL_COLLIDERS: usize = 512;
+
 /// Builds the collider snapshot with world poses and enlarged AABBs.
-#[allow(clippy::type_complexity)]
+///
+/// The proxies follow the query's order. With helper threads and many colliders, each
+/// proxy's slot is claimed first and the proxies are then built in parallel chunks, each by
+/// one call; proxies that turn out unusable (a non-finite box) are dropped after.
 pub(crate) fn collect_colliders(
     mut broad: ResMut<BroadPhase>,
-    colliders: Query<
-        (
-            Entity,
-            &CreationOrder,
-            &Collider,
-            &ColliderPose,
-            Option<&ColliderOf>,
-            Option<&CollisionLayers>,
-            Has<Sensor>,
-            Option<&Friction>,
-            Option<&Restitution>,
-            Option<&ActiveCollisionHooks>,
-        ),
-        (Without<DisabledCollider>, Without<ColliderDisabled>),
-    >,
-    bodies: Query<(
-        &RigidBody,
-        &Position,
-        &Rotation,
-        &LinearVelocity,
-        &AngularVelocity,
-        Has<Sleeping>,
-        Option<&Friction>,
-        Option<&Restitution>,
-    )>,
+    colliders: Colliders,
+    bodies: Query<BodyData>,
     time: Res<PhysicsStepTime>,
     config: Res<SolverConfig>,
 ) {
-    let dt = time.delta;
-    let margin = config.speculative_distance();
-    let max_speed = config.max_linear_speed();
+    let step = ProxyStep {
+        dt: time.delta,
+        margin: config.speculative_distance(),
+        max_speed: config.max_linear_speed(),
+    };
+    let broad = &mut *broad;
+    let live = colliders
+        .iter()
+        .filter(|data| !data.5.copied().unwrap_or_default().is_inert());
+    if pool_with_helpers().is_none() || colliders.iter().len() < PARALLEL_COLLIDERS {
+        let mut count = 0;
+        for data in live {
+            let proxy = broad.proxy_slot(count, data.2.shape());
+            count += usize::from(fill_proxy(proxy, data, &bodies, step));
+        }
+        broad.proxies.truncate(count);
+        return;
+    }
     let mut count = 0;
-    for (
-        entity,
-        order,
-        collider,
-        local,
-        collider_of,
-        layers,
-        sensor,
-        friction,
-        restitution,
-        hooks,
-    ) in &colliders
-    {
-        let layers = layers.copied().unwrap_or_default();
-        if layers.is_inert() {
-            continue;
-        }
-        let radius = broad.proxy_slot(count, collider.shape()).radius;
-        let body = collider_of.and_then(|c| bodies.get(c.body).ok().map(|b| (c.body, b)));
-        let (kind, pose, shift, turn, body_friction, body_restitution) = match body {
-            Some((_, (rb, position, rotation, v, w, sleeping, bf, br))) => {
-                let body_pose = crate::math::pose(position.0, rotation.0);
-                let pose = body_pose * local.pose();
-                let kind = ProxyKind::of(*rb, sleeping);
-                let reach = local.translation.length() + radius;
-                let (shift, turn) = if matches!(kind, ProxyKind::Static | ProxyKind::Sleeping) {
-                    (Vector::ZERO, 0.0)
-                } else {
-                    // A turn moves a point at distance r by at most 2r, however fast the spin.
-                    let shift = v.0.clamp_length_max(max_speed) * dt;
-                    (shift, (w.length() * dt).min(2.0) * reach)
-                };
-                (kind, pose, shift, turn, bf, br)
-            }
-            None => (
-                ProxyKind::Static,
-                local.pose(),
-                Vector::ZERO,
-                0.0,
-                None,
-                None,
-            ),
-        };
-        let local = local.pose();
-        // The box the collider sweeps in a step at its velocity, not a box as far out in
-        // every direction: bodies falling side by side (a pile under a strong gravity, a
-        // blast) are then not all candidates of each other.
-        let motion = shift.length() + turn;
-        // A body so far out that its box or its reach overflows takes no part (its pose is
-        // finite, so the validation stage lets it be).
-        if !motion.is_finite() {
-            continue;
-        }
-        let aabb = shape_aabb(collider.shape().as_ref(), &pose);
-        let aabb = aabb.merged(&aabb.translated(shift)).loosened(margin + turn);
-        if !aabb.mins.is_finite() || !aabb.maxs.is_finite() {
-            continue;
-        }
-        let proxy = &mut broad.proxies[count];
-        proxy.entity = entity;
-        proxy.key = order.pair_key();
-        proxy.body = body.map(|(e, _)| e);
-        proxy.pose = pose;
-        proxy.local = local;
-        proxy.aabb = aabb;
-        proxy.kind = kind;
-        proxy.sensor = sensor;
-        proxy.layers = layers;
-        proxy.friction = friction.or(body_friction).copied().unwrap_or_default();
-        proxy.restitution = restitution
-            .or(body_restitution)
-            .copied()
-            .unwrap_or_default();
-        proxy.motion = motion;
-        proxy.hooks = hooks.copied().unwrap_or_default();
+    broad.collected.clear();
+    for data in live {
+        broad.proxy_slot(count, data.2.shape());
+        broad.collected.push(data.0);
         count += 1;
     }
     broad.proxies.truncate(count);
+    broad.proxy_flags.clear();
+    broad.proxy_flags.resize(count, false);
+    let (proxies, usable) = (
+        Shared::new(&mut broad.proxies),
+        Shared::new(&mut broad.proxy_flags),
+    );
+    let collected = &broad.collected;
+    parallel_for(count, PARALLEL_COLLIDERS, |range| {
+        for index in range {
+            // SAFETY: each proxy and its flag are written by the one call whose range holds
+            // them.
+            let (proxy, usable) = unsafe { (proxies.get_mut(index), usable.get_mut(index)) };
+            *usable = colliders
+                .get(collected[index])
+                .is_ok_and(|data| fill_proxy(proxy, data, &bodies, step));
+        }
+    });
+    if broad.proxy_flags.contains(&false) {
+        let mut flags = broad.proxy_flags.iter();
+        broad.proxies.retain(|_| *flags.next().unwrap_or(&false));
+    }
+}
+
+/// Fills in `proxy` for the collider `data` describes: its world pose and the box it sweeps
+/// this step. False if the collider takes no part (its box or its reach overflows).
+fn fill_proxy(
+    proxy: &mut ColliderProxy,
+    (entity, order, collider, local, collider_of, layers, sensor, friction, restitution, hooks): bevy::ecs::query::QueryItem<'_, '_, ColliderData>,
+    bodies: &Query<BodyData>,
+    ProxyStep {
+        dt,
+        margin,
+        max_speed,
+    }: ProxyStep,
+) -> bool {
+    let radius = proxy.radius;
+    let body = collider_of.and_then(|c| bodies.get(c.body).ok().map(|b| (c.body, b)));
+    let (kind, pose, shift, turn, body_friction, body_restitution) = match body {
+        Some((_, (rb, position, rotation, v, w, sleeping, bf, br))) => {
+            let body_pose = crate::math::pose(position.0, rotation.0);
+            let pose = body_pose * local.pose();
+            let kind = ProxyKind::of(*rb, sleeping);
+            let reach = local.translation.length() + radius;
+            let (shift, turn) = if matches!(kind, ProxyKind::Static | ProxyKind::Sleeping) {
+                (Vector::ZERO, 0.0)
+            } else {
+                // A turn moves a point at distance r by at most 2r, however fast the spin.
+                let shift = v.0.clamp_length_max(max_speed) * dt;
+                (shift, (w.length() * dt).min(2.0) * reach)
+            };
+            (kind, pose, shift, turn, bf, br)
+        }
+        None => (
+            ProxyKind::Static,
+            local.pose(),
+            Vector::ZERO,
+            0.0,
+            None,
+            None,
+        ),
+    };
+    // The box the collider sweeps in a step at its velocity, not a box as far out in every
+    // direction: bodies falling side by side (a pile under a strong gravity, a blast) are then
+    // not all candidates of each other.
+    let motion = shift.length() + turn;
+    // A body so far out that its box or its reach overflows takes no part (its pose is finite,
+    // so the validation stage lets it be).
+    if !motion.is_finite() {
+        return false;
+    }
+    let aabb = shape_aabb(collider.shape().as_ref(), &pose);
+    let aabb = aabb.merged(&aabb.translated(shift)).loosened(margin + turn);
+    if !aabb.mins.is_finite() || !aabb.maxs.is_finite() {
+        return false;
+    }
+    proxy.entity = entity;
+    proxy.key = order.pair_key();
+    proxy.body = body.map(|(e, _)| e);
+    proxy.pose = pose;
+    proxy.local = local.pose();
+    proxy.aabb = aabb;
+    proxy.kind = kind;
+    proxy.sensor = sensor;
+    proxy.layers = layers.copied().unwrap_or_default();
+    proxy.friction = friction.or(body_friction).copied().unwrap_or_default();
+    proxy.restitution = restitution
+        .or(body_restitution)
+        .copied()
+        .unwrap_or_default();
+    proxy.motion = motion;
+    proxy.hooks = hooks.copied().unwrap_or_default();
+    true
 }
 
 /// Updates the tree with this step's AABBs and collects the overlapping pairs that may
