@@ -313,36 +313,25 @@ impl BroadPhase {
         margin: Scalar,
         body_pose: impl Fn(Entity) -> Option<Pose> + Sync,
     ) {
-        let len = self.proxies.len();
-        self.proxy_flags.clear();
-        self.proxy_flags.resize(len, false);
-        let (proxies, left_leaf) = (
-            Shared::new(&mut self.proxies),
-            Shared::new(&mut self.proxy_flags),
-        );
         let bvh = &self.bvh;
-        parallel_for(len, PARALLEL_PROXIES, |range| {
-            for index in range {
-                // SAFETY: each proxy and its flag are written by the one call whose range
-                // holds them, and read by none.
-                let (proxy, left) = unsafe { (proxies.get_mut(index), left_leaf.get_mut(index)) };
-                if !matches!(proxy.kind, ProxyKind::Dynamic | ProxyKind::Kinematic) {
-                    continue;
-                }
-                let Some(pose) = proxy.body.and_then(&body_pose) else {
-                    continue;
-                };
-                proxy.pose = pose * proxy.local;
-                proxy.aabb = shape_aabb(proxy.shape.as_ref(), &proxy.pose).loosened(margin);
-                let leaf = proxy.entity.index_u32();
-                *left = proxy.aabb.mins.is_finite()
-                    && proxy.aabb.maxs.is_finite()
-                    && !bvh
-                        .leaf_node(leaf)
-                        .is_some_and(|node| node.contains_aabb(&proxy.aabb));
+        let (proxies, flags) = (&mut self.proxies, &mut self.proxy_flags);
+        each_proxy_flagged(proxies, flags, PARALLEL_PROXIES, |_, proxy, left| {
+            if !matches!(proxy.kind, ProxyKind::Dynamic | ProxyKind::Kinematic) {
+                return;
             }
+            let Some(pose) = proxy.body.and_then(&body_pose) else {
+                return;
+            };
+            proxy.pose = pose * proxy.local;
+            proxy.aabb = shape_aabb(proxy.shape.as_ref(), &proxy.pose).loosened(margin);
+            let leaf = proxy.entity.index_u32();
+            *left = proxy.aabb.mins.is_finite()
+                && proxy.aabb.maxs.is_finite()
+                && !bvh
+                    .leaf_node(leaf)
+                    .is_some_and(|node| node.contains_aabb(&proxy.aabb));
         });
-        for index in 0..len {
+        for index in 0..self.proxies.len() {
             if self.proxy_flags[index] {
                 let proxy = &self.proxies[index];
                 let (leaf, aabb) = (proxy.entity.index_u32(), proxy.aabb);
@@ -510,31 +499,50 @@ pub(crate) fn collect_colliders(
         count += 1;
     }
     broad.proxies.truncate(count);
-    broad.proxy_flags.clear();
-    broad.proxy_flags.resize(count, false);
-    let (proxies, usable) = (
-        Shared::new(&mut broad.proxies),
-        Shared::new(&mut broad.proxy_flags),
-    );
+    let (proxies, flags) = (&mut broad.proxies, &mut broad.proxy_flags);
     let collected = &broad.collected;
-    parallel_for(count, PARALLEL_COLLIDERS, |range| {
-        for index in range {
-            // SAFETY: each proxy and its flag are written by the one call whose range holds
-            // them.
-            let (proxy, usable) = unsafe { (proxies.get_mut(index), usable.get_mut(index)) };
+    each_proxy_flagged(
+        proxies,
+        flags,
+        PARALLEL_COLLIDERS,
+        |index, proxy, usable| {
             *usable = colliders
                 .get(collected[index])
                 .is_ok_and(|data| fill_proxy(proxy, data, &bodies, step));
-        }
-    });
+        },
+    );
     if broad.proxy_flags.contains(&false) {
         let mut flags = broad.proxy_flags.iter();
         broad.proxies.retain(|_| *flags.next().unwrap_or(&false));
     }
 }
 
+/// Calls `f(index, proxy, flag)` for every proxy, with a flag of its own in `flags` (cleared
+/// first): in parallel chunks from `threshold` proxies, each proxy by one call.
+fn each_proxy_flagged(
+    proxies: &mut [ColliderProxy],
+    flags: &mut Vec<bool>,
+    threshold: usize,
+    f: impl Fn(usize, &mut ColliderProxy, &mut bool) + Sync,
+) {
+    let len = proxies.len();
+    flags.clear();
+    flags.resize(len, false);
+    let (proxies, flags) = (Shared::new(proxies), Shared::new(flags));
+    parallel_for(len, threshold, |range| {
+        for index in range {
+            // SAFETY: each proxy and its flag are handed to the one call whose range holds
+            // them.
+            f(index, unsafe { proxies.get_mut(index) }, unsafe {
+                flags.get_mut(index)
+            });
+        }
+    });
+}
+
 /// Fills in `proxy` for the collider `data` describes: its world pose and the box it sweeps
 /// this step. False if the collider takes no part (its box or its reach overflows).
+#[inline]
 fn fill_proxy(
     proxy: &mut ColliderProxy,
     (entity, order, collider, local, collider_of, layers, sensor, friction, restitution, hooks): bevy::ecs::query::QueryItem<'_, '_, ColliderData>,
