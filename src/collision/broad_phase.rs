@@ -25,6 +25,7 @@
 //! step).
 
 use std::ops::Range;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use bevy::platform::collections::HashSet;
 use bevy::prelude::*;
@@ -190,6 +191,13 @@ const PARALLEL_MOVED: usize = 256;
 /// Moved leaves per parallel chunk of queries.
 const QUERY_CHUNK: usize = 64;
 
+/// Below this many candidates they are filtered into pairs on the calling thread. Chosen,
+/// not measured, as for the solver's stages.
+const PARALLEL_CANDIDATES: usize = 2048;
+
+/// Candidates per parallel chunk of the filter.
+const CANDIDATE_CHUNK: usize = 512;
+
 /// Proxies from which [`BroadPhase::follow_bodies`] shares them out between threads; fewer
 /// are moved inline. Chosen, not measured, as for the solver's stages.
 const PARALLEL_PROXIES: usize = 512;
@@ -225,6 +233,8 @@ pub(crate) struct BroadPhase {
     merged: Vec<Candidate>,
     /// Candidates of the moved leaves, per parallel chunk of them.
     fresh_chunks: Vec<Vec<Candidate>>,
+    /// This step's pairs, per parallel chunk of the candidates they were filtered from.
+    pair_chunks: Vec<Vec<(u32, u32)>>,
     /// Per proxy, a flag the parallel passes over the proxies write: whether its new box left
     /// its leaf's (following the bodies), or whether it is usable (collecting the colliders).
     proxy_flags: Vec<bool>,
@@ -257,10 +267,34 @@ impl BroadPhase {
     /// Puts every proxy's AABB into the tree: moves the leaves of known colliders whose AABB
     /// left their box, inserts new ones, removes those of colliders no longer in `proxies`,
     /// and refits if any of that happened.
+    ///
+    /// The proxies whose leaf still holds their box (after [`Self::follow_bodies`], nearly
+    /// all) only get their leaf's entry renewed, in parallel chunks for large scenes; the
+    /// others are put into the tree on this thread, in proxy order.
     pub(crate) fn update_tree(&mut self) {
         self.generation += 1;
         let generation = self.generation;
+        let (bvh, entries) = (&self.bvh, self.leaf_proxy.len());
+        let leaf_proxy = Shared::new(&mut self.leaf_proxy);
+        let (proxies, flags) = (&mut self.proxies, &mut self.proxy_flags);
+        each_proxy_flagged(proxies, flags, PARALLEL_PROXIES, |index, proxy, unfit| {
+            let leaf = proxy.entity.index_u32();
+            if (leaf as usize) < entries
+                && bvh
+                    .leaf_node(leaf)
+                    .is_some_and(|node| node.contains_aabb(&proxy.aabb))
+            {
+                // SAFETY: a leaf is its collider's entity index, and no two proxies are of
+                // one collider, so each entry is written by one call.
+                unsafe { *leaf_proxy.get_mut(leaf as usize) = (index as u32, generation) };
+            } else {
+                *unfit = true;
+            }
+        });
         for i in 0..self.proxies.len() {
+            if !self.proxy_flags[i] {
+                continue;
+            }
             let (leaf, aabb) = (self.proxies[i].entity.index_u32(), self.proxies[i].aabb);
             self.fit_leaf(leaf, aabb);
             if self.leaf_proxy.len() <= leaf as usize {
@@ -271,6 +305,20 @@ impl BroadPhase {
             }
             self.leaf_proxy[leaf as usize] = (i as u32, generation);
         }
+        // Every proxy's leaf is in `leaves` now, each once: if there are no more leaves than
+        // proxies, every leaf was seen.
+        if self.leaves.len() > self.proxies.len() {
+            self.remove_unseen_leaves();
+        }
+        if !self.moved.is_empty() {
+            self.refit();
+        }
+    }
+
+    /// Removes from the tree the leaves not seen in the latest [`Self::update_tree`]: those
+    /// of colliders gone or no longer taking part.
+    fn remove_unseen_leaves(&mut self) {
+        let generation = self.generation;
         let (bvh, leaf_proxy) = (&mut self.bvh, &mut self.leaf_proxy);
         let (moved, leaf_moved) = (&mut self.moved, &mut self.leaf_moved);
         self.leaves.retain(|&leaf| {
@@ -282,9 +330,6 @@ impl BroadPhase {
             }
             seen
         });
-        if !self.moved.is_empty() {
-            self.refit();
-        }
     }
 
     /// Moves leaf `leaf` to `aabb` grown by [`FAT_MARGIN`] (inserting it if new), unless its
@@ -362,6 +407,7 @@ impl BroadPhase {
             fresh: Vec::new(),
             merged: Vec::new(),
             fresh_chunks: Vec::new(),
+            pair_chunks: Vec::new(),
             proxy_flags: Vec::new(),
             collected: Vec::new(),
             leaf_proxy: self.leaf_proxy.clone(),
@@ -479,12 +525,13 @@ pub(crate) fn collect_colliders(
         max_speed: config.max_linear_speed(),
     };
     let broad = &mut *broad;
-    let live = colliders
-        .iter()
-        .filter(|data| !data.5.copied().unwrap_or_default().is_inert());
+    let inert = |layers: Option<&CollisionLayers>| layers.copied().unwrap_or_default().is_inert();
     if pool_with_helpers().is_none() || colliders.iter().len() < PARALLEL_COLLIDERS {
         let mut count = 0;
-        for data in live {
+        for data in &colliders {
+            if inert(data.5) {
+                continue;
+            }
             let proxy = broad.proxy_slot(count, data.2.shape());
             count += usize::from(fill_proxy(proxy, data, &bodies, step));
         }
@@ -493,7 +540,10 @@ pub(crate) fn collect_colliders(
     }
     let mut count = 0;
     broad.collected.clear();
-    for data in live {
+    for data in &colliders {
+        if inert(data.5) {
+            continue;
+        }
         broad.proxy_slot(count, data.2.shape());
         broad.collected.push(data.0);
         count += 1;
@@ -741,35 +791,9 @@ impl BroadPhase {
                 }
             }
         };
-        self.fresh.clear();
         let count = self.moved.len();
-        match pool_with_helpers().filter(|_| count >= PARALLEL_MOVED) {
-            Some(pool) => {
-                // Each chunk of moved leaves collects into its own list; the lists are joined
-                // in chunk order, so `fresh` is the same whichever thread ran which chunk.
-                let chunks = count.div_ceil(QUERY_CHUNK);
-                if self.fresh_chunks.len() < chunks {
-                    self.fresh_chunks.resize_with(chunks, Vec::new);
-                }
-                let outs = Shared::new(&mut self.fresh_chunks[..chunks]);
-                let chunk = |index: usize| {
-                    (
-                        0,
-                        index * QUERY_CHUNK..((index + 1) * QUERY_CHUNK).min(count),
-                    )
-                };
-                run_chunks(pool, chunks, chunk, &|range: Range<usize>| {
-                    // SAFETY: each chunk's list is written by the one call that runs it.
-                    let out = unsafe { outs.get_mut(range.start / QUERY_CHUNK) };
-                    out.clear();
-                    query(range, out);
-                });
-                for out in &self.fresh_chunks[..chunks] {
-                    self.fresh.extend_from_slice(out);
-                }
-            }
-            None => query(0..count, &mut self.fresh),
-        }
+        let (fresh, lists) = (&mut self.fresh, &mut self.fresh_chunks);
+        collect_in_chunks(count, PARALLEL_MOVED, QUERY_CHUNK, lists, fresh, query);
         self.fresh.sort_unstable();
         merge_sorted(&self.candidates, &self.fresh, &mut self.merged);
         std::mem::swap(&mut self.candidates, &mut self.merged);
@@ -780,17 +804,66 @@ impl BroadPhase {
     /// box still held the new collider).
     fn filter_candidates(&mut self, exclusions: &CollisionExclusions) -> bool {
         self.sort_candidates();
-        self.pairs.clear();
         let (proxies, leaf_proxy) = (&self.proxies, &self.leaf_proxy);
-        let mut current = true;
-        self.pairs
-            .extend(self.candidates.iter().filter_map(|&(k1, k2, l1, l2)| {
+        let candidates = &self.candidates;
+        let stale = AtomicBool::new(false);
+        let filter = |range: Range<usize>, out: &mut Vec<(u32, u32)>| {
+            let mut current = true;
+            out.extend(candidates[range].iter().filter_map(|&(k1, k2, l1, l2)| {
                 let (a, b) = (leaf_proxy[l1 as usize].0, leaf_proxy[l2 as usize].0);
                 let (p1, p2) = (&proxies[a as usize], &proxies[b as usize]);
                 current &= p1.key == k1 && p2.key == k2;
                 (may_interact(p1, p2) && !exclusions.excludes(p1.body, p2.body)).then_some((a, b))
             }));
-        current
+            if !current {
+                stale.store(true, Ordering::Relaxed);
+            }
+        };
+        let (pairs, lists) = (&mut self.pairs, &mut self.pair_chunks);
+        collect_in_chunks(
+            candidates.len(),
+            PARALLEL_CANDIDATES,
+            CANDIDATE_CHUNK,
+            lists,
+            pairs,
+            filter,
+        );
+        !stale.into_inner()
+    }
+}
+
+/// Runs `f(range, list)` over `0..count` in chunks of `chunk`, each appending what it finds
+/// to `list`, and leaves in `out` everything found, in chunk order. From `threshold` on, the
+/// chunks run in parallel on the crew, each into a list of its own in `lists` (joined in
+/// chunk order, so `out` is the same whichever thread ran which chunk); below it, `f` runs
+/// once on this thread, straight into `out`.
+fn collect_in_chunks<T: Copy + Send + Sync>(
+    count: usize,
+    threshold: usize,
+    chunk: usize,
+    lists: &mut Vec<Vec<T>>,
+    out: &mut Vec<T>,
+    f: impl Fn(Range<usize>, &mut Vec<T>) + Sync,
+) {
+    out.clear();
+    let Some(pool) = pool_with_helpers().filter(|_| count >= threshold) else {
+        f(0..count, out);
+        return;
+    };
+    let chunks = count.div_ceil(chunk);
+    if lists.len() < chunks {
+        lists.resize_with(chunks, Vec::new);
+    }
+    let shared = Shared::new(&mut lists[..chunks]);
+    let range = |index: usize| (0, index * chunk..((index + 1) * chunk).min(count));
+    run_chunks(pool, chunks, range, &|range: Range<usize>| {
+        // SAFETY: each chunk's list is written by the one call that runs it.
+        let list = unsafe { shared.get_mut(range.start / chunk) };
+        list.clear();
+        f(range, list);
+    });
+    for list in &lists[..chunks] {
+        out.extend_from_slice(list);
     }
 }
 

@@ -12,6 +12,8 @@
 //! recycles them (see the private `collision::recycling` module). A rebuilt manifold of more
 //! than four points is reduced to four (`reduce_manifold`), as Box2D v3 and Box3D do.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use bevy::ecs::entity::EntityHashSet;
 use bevy::prelude::*;
 use parry3d::math::Pose;
@@ -52,6 +54,7 @@ pub(crate) fn update_contacts(
 
     let margin = config.speculative_distance();
     let tolerance = config.linear_slop;
+    let any_unsupported = AtomicBool::new(false);
     let update = |pair: &mut ContactPair| {
         let proxies = &broad.proxies;
         let (p1, p2) = (
@@ -59,6 +62,9 @@ pub(crate) fn update_contacts(
             &proxies[pair.proxies.1 as usize],
         );
         pair.unsupported = update_pair(pair, p1, p2, margin, tolerance).is_err();
+        if pair.unsupported {
+            any_unsupported.store(true, Ordering::Relaxed);
+        }
     };
     // Pairs are independent, so they can be updated on any thread in any order with
     // bit-identical results. Small scenes stay on this thread.
@@ -85,6 +91,9 @@ pub(crate) fn update_contacts(
             update(unsafe { pairs.get_mut(index) });
         }
     });
+    if !any_unsupported.into_inner() {
+        return;
+    }
     for pair in graph.pairs.iter().filter(|p| p.unsupported) {
         if warned.insert(pair.collider1) {
             warn!(

@@ -318,6 +318,9 @@ pub(crate) struct ContactConstraints {
     /// Each pair with constraints this step: its index in the contact graph and its first
     /// manifold in `placed` (its manifolds run to the next pair's first).
     pair_refs: Vec<(u32, u32)>,
+    /// Each contact-graph pair's two body slots this step, or [`NO_SLOT`] (scratch for
+    /// [`prepare_contacts`]).
+    pair_slots: Vec<(u32, u32)>,
     stages: Stages,
     /// Whether any manifold has restitution (else the restitution pass is skipped).
     any_restitution: bool,
@@ -410,13 +413,10 @@ pub(crate) fn prepare_contacts(
     // references, and the constraints are then built directly in their final order.
     contacts.manifolds.clear();
     contacts.pair_refs.clear();
+    find_pair_slots(&mut contacts.pair_slots, &graph, &solver);
     for (pair_index, pair) in graph.pairs.iter().enumerate() {
-        if pair.sensor || pair.manifolds.is_empty() || pair.modifications.dropped {
-            continue;
-        }
-        let b1 = solver.contact_slot(pair.body1) as u32;
-        let b2 = solver.contact_slot(pair.body2) as u32;
-        if bodies[b1 as usize].inverse_mass == 0.0 && bodies[b2 as usize].inverse_mass == 0.0 {
+        let (b1, b2) = contacts.pair_slots[pair_index];
+        if b1 == NO_SLOT {
             continue;
         }
         let (mut first_point, first_ref) = (0, contacts.manifolds.len() as u32);
@@ -476,7 +476,14 @@ pub(crate) fn prepare_contacts(
         // SAFETY: each block (and its point slots) is built by one kernel call.
         unsafe {
             let block = blocks.get_mut(index);
-            let points = points.slice_mut(block.first_point as usize, block.point_count as usize);
+            let (first_point, point_count) = (block.first_point, block.point_count);
+            *block = ContactBlock {
+                first_point,
+                point_count,
+                ..Default::default()
+            };
+            let points = points.slice_mut(first_point as usize, point_count as usize);
+            points.fill(PointBlock::default());
             build_block(block, points, refs.of(index), &graph, bodies, per_substep);
             for (lane, r) in refs.of(index).iter().enumerate() {
                 *placed.get_mut(r.order as usize) = Placed {
@@ -493,6 +500,38 @@ pub(crate) fn prepare_contacts(
         .iter()
         .any(|block| block.restitution.cmpgt(F4::ZERO).any());
     contacts.any_restitution = any_restitution;
+}
+
+/// Stands in [`ContactConstraints::pair_slots`] for a pair without constraints.
+const NO_SLOT: u32 = u32::MAX;
+
+/// Contact-graph pairs from which [`find_pair_slots`] shares them out between threads.
+/// Chosen, not measured, as for the other stages.
+const PARALLEL_PAIR_SLOTS: usize = 1024;
+
+/// Fills `slots` with each pair's two body slots (see [`SolverBodies::contact_slot`]), or
+/// [`NO_SLOT`] first for a pair without constraints this step: a sensor, a pair without
+/// manifolds or dropped by a hook, or two bodies that do not move. In parallel chunks for
+/// large graphs: the slot look-ups are random reads of the slot map and the body records.
+fn find_pair_slots(slots: &mut Vec<(u32, u32)>, graph: &ContactGraph, solver: &SolverBodies) {
+    let bodies = &solver.bodies;
+    slots.clear();
+    slots.resize(graph.pairs.len(), (NO_SLOT, NO_SLOT));
+    let shared = Shared::new(slots);
+    parallel_for(graph.pairs.len(), PARALLEL_PAIR_SLOTS, |range| {
+        for index in range {
+            let pair = &graph.pairs[index];
+            if pair.sensor || pair.manifolds.is_empty() || pair.modifications.dropped {
+                continue;
+            }
+            let b1 = solver.contact_slot(pair.body1);
+            let b2 = solver.contact_slot(pair.body2);
+            if bodies[b1].inverse_mass != 0.0 || bodies[b2].inverse_mass != 0.0 {
+                // SAFETY: each pair's entry is written by the one call whose range holds it.
+                unsafe { *shared.get_mut(index) = (b1 as u32, b2 as u32) };
+            }
+        }
+    });
 }
 
 /// Lists the contact points of the pairs with a force threshold, to sum their impulses over
@@ -611,63 +650,72 @@ impl<'a> BlockRefs<'a> {
 }
 
 /// Sorts each colour by point count and cuts it into blocks of four; the overflow group
-/// becomes one block per constraint (it is solved in order). Blocks and point slots are
-/// reset to empty lanes.
+/// becomes one block per constraint (it is solved in order). Only each block's point slots
+/// are set here: the blocks and their points keep last step's contents until
+/// [`prepare_contacts`] resets and builds them, in parallel for large scenes (zeroing them
+/// here, on one thread, took as long as building them).
 fn layout_blocks(contacts: &mut ContactConstraints) {
-    let colouring = &contacts.colouring;
-    contacts.blocks.clear();
-    contacts.points.clear();
     contacts.block_manifolds.clear();
     contacts.stages.clear();
-    let add_block = |contacts_blocks: &mut Vec<ContactBlock>,
-                     points: &mut Vec<PointBlock>,
-                     block_manifolds: &mut Vec<(u32, u32)>,
-                     refs: &[ManifoldRef],
-                     start: usize| {
-        let point_count = refs.iter().map(|r| r.count).max().unwrap_or(0);
-        contacts_blocks.push(ContactBlock {
-            first_point: points.len() as u32,
-            point_count,
-            ..Default::default()
-        });
-        points.resize(points.len() + point_count as usize, PointBlock::default());
-        block_manifolds.push((start as u32, (start + refs.len()) as u32));
-    };
-    for colour in &colouring.colours {
+    let mut layout = BlockLayout::default();
+    for index in 0..contacts.colouring.colours.len() {
+        let colour = contacts.colouring.colours[index].clone();
         // Alike lanes: most points first (a stable counting sort).
         sort_by_point_count(
             &mut contacts.manifolds[colour.clone()],
             &mut contacts.scratch,
         );
-        let first = contacts.blocks.len() as u32;
+        let first = layout.blocks;
         let mut start = colour.start;
         while start < colour.end {
             let end = (start + LANES).min(colour.end);
-            add_block(
-                &mut contacts.blocks,
-                &mut contacts.points,
-                &mut contacts.block_manifolds,
-                &contacts.manifolds[start..end],
-                start,
-            );
+            layout.add(contacts, start..end);
             start = end;
         }
+        contacts.stages.colours.push(first..layout.blocks);
+    }
+    let first = layout.blocks;
+    for index in contacts.colouring.overflow.clone() {
+        layout.add(contacts, index..index + 1);
+    }
+    contacts.stages.overflow = first..layout.blocks;
+    contacts.blocks.truncate(layout.blocks as usize);
+    contacts.points.truncate(layout.points as usize);
+    contacts
+        .points
+        .resize(layout.points as usize, PointBlock::default());
+}
+
+/// How many blocks and point slots [`layout_blocks`] has laid out.
+#[derive(Default)]
+struct BlockLayout {
+    blocks: u32,
+    points: u32,
+}
+
+impl BlockLayout {
+    /// Lays out the next block, for the manifolds `refs` of the (reordered) list.
+    fn add(&mut self, contacts: &mut ContactConstraints, refs: Range<usize>) {
+        let point_count = contacts.manifolds[refs.clone()]
+            .iter()
+            .map(|r| r.count)
+            .max()
+            .unwrap_or(0);
+        let slots = (self.points, point_count);
+        match contacts.blocks.get_mut(self.blocks as usize) {
+            Some(block) => (block.first_point, block.point_count) = slots,
+            None => contacts.blocks.push(ContactBlock {
+                first_point: slots.0,
+                point_count: slots.1,
+                ..Default::default()
+            }),
+        }
         contacts
-            .stages
-            .colours
-            .push(first..contacts.blocks.len() as u32);
+            .block_manifolds
+            .push((refs.start as u32, refs.end as u32));
+        self.blocks += 1;
+        self.points += point_count;
     }
-    let first = contacts.blocks.len() as u32;
-    for index in colouring.overflow.clone() {
-        add_block(
-            &mut contacts.blocks,
-            &mut contacts.points,
-            &mut contacts.block_manifolds,
-            &contacts.manifolds[index..index + 1],
-            index,
-        );
-    }
-    contacts.stages.overflow = first..contacts.blocks.len() as u32;
 }
 
 /// What the arms of a block need of its eight bodies, in lanes: filled lane by lane, then
