@@ -59,6 +59,29 @@ pub(crate) fn parallel_for(len: usize, threshold: usize, kernel: impl Fn(Range<u
     }
 }
 
+/// Replaces the contents of `out` with `f(0), f(1), … f(len − 1)`, computed as
+/// [`parallel_for`] runs them (each element by one call, so the result is the same for any
+/// thread count). The elements are written straight into the vector's spare capacity, not
+/// first cleared on the calling thread; if `f` panics, `out` is left empty.
+pub(crate) fn parallel_fill<T: Send + Sync>(
+    out: &mut Vec<T>,
+    len: usize,
+    threshold: usize,
+    f: impl Fn(usize) -> T + Sync,
+) {
+    out.clear();
+    out.reserve(len);
+    let spare = Shared::new(&mut out.spare_capacity_mut()[..len]);
+    parallel_for(len, threshold, |range| {
+        for index in range {
+            // SAFETY: each element is written by the one call whose range holds it.
+            unsafe { spare.get_mut(index) }.write(f(index));
+        }
+    });
+    // SAFETY: `parallel_for` ran every index of `0..len` once, so all `len` are written.
+    unsafe { out.set_len(len) };
+}
+
 /// The compute task pool, if it has threads to spare for helpers (with the `parallel`
 /// feature and more than one compute thread) and the step running on this thread may use
 /// them (see [`on_one_thread_if`]).

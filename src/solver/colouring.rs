@@ -50,8 +50,8 @@ pub(crate) const PARALLEL_BLOCKS: usize = 256;
 
 /// Something that acts on two bodies of the dense storage.
 pub(crate) trait TwoBody {
-    /// The two body slots.
-    fn bodies(&self) -> (u32, u32);
+    /// The two body slots, each with whether the solver writes it (a dynamic body).
+    fn bodies(&self) -> [(u32, bool); 2];
 }
 
 /// The colour ranges of a reordered constraint list, and scratch space reused across steps.
@@ -68,14 +68,13 @@ pub(crate) struct Colouring {
 }
 
 impl Colouring {
-    /// Colours `constraints` and reorders them by colour (stable within a colour).
-    /// `dynamic(slot)` tells whether a body is written by the solver.
+    /// Colours `constraints` (between bodies of slots below `body_count`) and reorders them
+    /// by colour (stable within a colour).
     pub(crate) fn colour<T: TwoBody + Clone>(
         &mut self,
         constraints: &mut [T],
         scratch: &mut Vec<T>,
         body_count: usize,
-        dynamic: impl Fn(u32) -> bool,
     ) {
         self.used.clear();
         self.used.resize(body_count, 0);
@@ -83,8 +82,7 @@ impl Colouring {
         self.counts.clear();
         self.counts.resize(COLOURS + 1, 0);
         for c in constraints.iter() {
-            let (a, b) = c.bodies();
-            let (da, db) = (dynamic(a), dynamic(b));
+            let [(a, da), (b, db)] = c.bodies();
             let taken = if da { self.used[a as usize] } else { 0 }
                 | if db { self.used[b as usize] } else { 0 };
             let colour = (!taken).trailing_zeros() as usize;

@@ -68,7 +68,7 @@ use super::wide::{F4, Lane, S4, V3, Vec3x4, lane_mut, select, transpose_in, tran
 use crate::collision::events::{ForceThresholds, StepImpulse};
 use crate::collision::{ContactGraph, ContactPair, FrictionImpulse};
 use crate::math::Scalar;
-use crate::parallel::{Shared, parallel_for};
+use crate::parallel::{Shared, parallel_fill, parallel_for};
 use crate::prefetch::{PREFETCH_ABOVE, prefetch, prefetch_one};
 use crate::schedule::PhysicsStepTime;
 use crate::settings::{SolverConfig, SolverLanes};
@@ -318,9 +318,8 @@ pub(crate) struct ContactConstraints {
     /// Each pair with constraints this step: its index in the contact graph and its first
     /// manifold in `placed` (its manifolds run to the next pair's first).
     pair_refs: Vec<(u32, u32)>,
-    /// Each contact-graph pair's two body slots this step, or [`NO_SLOT`] (scratch for
-    /// [`prepare_contacts`]).
-    pair_slots: Vec<(u32, u32)>,
+    /// Each contact-graph pair's part in this step's constraints (scratch).
+    pair_parts: Vec<PairPart>,
     stages: Stages,
     /// Whether any manifold has restitution (else the restitution pass is skipped).
     any_restitution: bool,
@@ -380,6 +379,8 @@ pub(crate) struct ManifoldRef {
     /// Its place among the step's manifolds in the contact graph's order (colouring reorders
     /// the references).
     order: u32,
+    /// Whether the solver writes each body (a dynamic one), for the colouring.
+    moves: [bool; 2],
 }
 
 /// Where a manifold's constraint sits in the blocks: what [`store_impulses`] needs to bring
@@ -393,8 +394,8 @@ struct Placed {
 }
 
 impl TwoBody for ManifoldRef {
-    fn bodies(&self) -> (u32, u32) {
-        (self.b1, self.b2)
+    fn bodies(&self) -> [(u32, bool); 2] {
+        [(self.b1, self.moves[0]), (self.b2, self.moves[1])]
     }
 }
 
@@ -411,49 +412,10 @@ pub(crate) fn prepare_contacts(
     let bodies = &solver.bodies;
     // Which manifolds take part, and between which bodies: colouring reorders these small
     // references, and the constraints are then built directly in their final order.
-    contacts.manifolds.clear();
-    contacts.pair_refs.clear();
-    find_pair_slots(&mut contacts.pair_slots, &graph, &solver);
-    for (pair_index, pair) in graph.pairs.iter().enumerate() {
-        let (b1, b2) = contacts.pair_slots[pair_index];
-        if b1 == NO_SLOT {
-            continue;
-        }
-        let (mut first_point, first_ref) = (0, contacts.manifolds.len() as u32);
-        for (manifold_index, manifold) in pair.manifolds.iter().enumerate() {
-            let count = manifold.points.len();
-            let enabled = if pair.modifications.has_disabled_points() {
-                (first_point..first_point + count)
-                    .filter(|&i| pair.modifications.point_enabled(i))
-                    .count()
-            } else {
-                count
-            };
-            if enabled > 0 {
-                contacts.manifolds.push(ManifoldRef {
-                    pair: pair_index as u32,
-                    manifold: manifold_index as u32,
-                    first_point: first_point as u32,
-                    count: enabled as u32,
-                    b1,
-                    b2,
-                    order: contacts.manifolds.len() as u32,
-                });
-            }
-            first_point += count;
-        }
-        if contacts.manifolds.len() as u32 > first_ref {
-            contacts.pair_refs.push((pair_index as u32, first_ref));
-        }
-    }
-    let placed_count = contacts.manifolds.len();
-    contacts.placed.resize(placed_count, Placed::default());
-    contacts.colouring.colour(
-        &mut contacts.manifolds,
-        &mut contacts.scratch,
-        bodies.len(),
-        |slot| bodies[slot as usize].inverse_mass > 0.0,
-    );
+    list_manifolds(contacts, &graph, &solver);
+    contacts
+        .colouring
+        .colour(&mut contacts.manifolds, &mut contacts.scratch, bodies.len());
     layout_blocks(contacts);
     // Impulses are stored per step; the solver accumulates per substep.
     let per_substep = 1.0 / time.substeps as Scalar;
@@ -502,36 +464,122 @@ pub(crate) fn prepare_contacts(
     contacts.any_restitution = any_restitution;
 }
 
-/// Stands in [`ContactConstraints::pair_slots`] for a pair without constraints.
-const NO_SLOT: u32 = u32::MAX;
-
-/// Contact-graph pairs from which [`find_pair_slots`] shares them out between threads.
+/// Contact-graph pairs from which [`list_manifolds`] shares them out between threads.
 /// Chosen, not measured, as for the other stages.
-const PARALLEL_PAIR_SLOTS: usize = 1024;
+const PARALLEL_PAIR_PARTS: usize = 1024;
 
-/// Fills `slots` with each pair's two body slots (see [`SolverBodies::contact_slot`]), or
-/// [`NO_SLOT`] first for a pair without constraints this step: a sensor, a pair without
-/// manifolds or dropped by a hook, or two bodies that do not move. In parallel chunks for
-/// large graphs: the slot look-ups are random reads of the slot map and the body records.
-fn find_pair_slots(slots: &mut Vec<(u32, u32)>, graph: &ContactGraph, solver: &SolverBodies) {
-    let bodies = &solver.bodies;
-    slots.clear();
-    slots.resize(graph.pairs.len(), (NO_SLOT, NO_SLOT));
-    let shared = Shared::new(slots);
-    parallel_for(graph.pairs.len(), PARALLEL_PAIR_SLOTS, |range| {
+/// A contact-graph pair's part in this step's constraints (scratch of [`list_manifolds`]).
+#[derive(Clone, Copy, Debug, Default)]
+struct PairPart {
+    /// How many of its manifolds become constraints (none for a sensor, a pair without
+    /// manifolds or dropped by a hook, or two bodies that do not move).
+    manifolds: u32,
+    /// Its first manifold's place among the step's manifolds.
+    first: u32,
+    b1: u32,
+    b2: u32,
+    moves: [bool; 2],
+}
+
+/// Lists the manifolds that become constraints this step in `contacts.manifolds`, in the
+/// contact graph's order, and each pair that has any in `contacts.pair_refs`.
+///
+/// Each pair's part (its bodies' slots and how many manifolds it gives) is found first, then
+/// where its manifolds go (a running sum on this thread), then the references are written:
+/// the first and last in parallel chunks for large graphs (the slot look-ups and the pairs'
+/// manifolds are random reads), each pair by one call.
+fn list_manifolds(contacts: &mut ContactConstraints, graph: &ContactGraph, solver: &SolverBodies) {
+    let pairs = &graph.pairs;
+    parallel_fill(
+        &mut contacts.pair_parts,
+        pairs.len(),
+        PARALLEL_PAIR_PARTS,
+        |index| pair_part(&pairs[index], solver),
+    );
+    contacts.pair_refs.clear();
+    let mut total = 0;
+    for (index, part) in contacts.pair_parts.iter_mut().enumerate() {
+        part.first = total;
+        if part.manifolds > 0 {
+            contacts.pair_refs.push((index as u32, total));
+        }
+        total += part.manifolds;
+    }
+    let (parts, manifolds) = (&contacts.pair_parts, &mut contacts.manifolds);
+    manifolds.clear();
+    manifolds.reserve(total as usize);
+    let spare = Shared::new(&mut manifolds.spare_capacity_mut()[..total as usize]);
+    parallel_for(pairs.len(), PARALLEL_PAIR_PARTS, |range| {
         for index in range {
-            let pair = &graph.pairs[index];
-            if pair.sensor || pair.manifolds.is_empty() || pair.modifications.dropped {
-                continue;
-            }
-            let b1 = solver.contact_slot(pair.body1);
-            let b2 = solver.contact_slot(pair.body2);
-            if bodies[b1].inverse_mass != 0.0 || bodies[b2].inverse_mass != 0.0 {
-                // SAFETY: each pair's entry is written by the one call whose range holds it.
-                unsafe { *shared.get_mut(index) = (b1 as u32, b2 as u32) };
+            let part = &parts[index];
+            // SAFETY: each pair writes its own manifolds' places, `first..first + manifolds`.
+            let out = unsafe { spare.slice_mut(part.first as usize, part.manifolds as usize) };
+            let mut refs = enabled_manifolds(&pairs[index]);
+            for (k, slot) in out.iter_mut().enumerate() {
+                // The pair has exactly as many (`pair_part` counted them); the default only
+                // keeps every place written whatever happens.
+                let (manifold, first_point, count) = refs.next().unwrap_or_default();
+                slot.write(ManifoldRef {
+                    pair: index as u32,
+                    manifold,
+                    first_point,
+                    count,
+                    b1: part.b1,
+                    b2: part.b2,
+                    order: part.first + k as u32,
+                    moves: part.moves,
+                });
             }
         }
     });
+    // SAFETY: the pairs' places `first..first + manifolds` tile `0..total`, each written.
+    unsafe { manifolds.set_len(total as usize) };
+    contacts.placed.resize(total as usize, Placed::default());
+}
+
+/// `pair`'s part in this step's constraints, its place aside.
+fn pair_part(pair: &ContactPair, solver: &SolverBodies) -> PairPart {
+    let none = PairPart::default();
+    if pair.sensor || pair.manifolds.is_empty() || pair.modifications.dropped {
+        return none;
+    }
+    let (b1, b2) = (
+        solver.contact_slot(pair.body1),
+        solver.contact_slot(pair.body2),
+    );
+    let moves = [b1, b2].map(|slot| solver.bodies[slot].inverse_mass > 0.0);
+    if solver.bodies[b1].inverse_mass == 0.0 && solver.bodies[b2].inverse_mass == 0.0 {
+        return none;
+    }
+    PairPart {
+        manifolds: enabled_manifolds(pair).count() as u32,
+        first: 0,
+        b1: b1 as u32,
+        b2: b2 as u32,
+        moves,
+    }
+}
+
+/// The manifolds of `pair` with enabled points: each one's index, its first point's index
+/// among the pair's points, and how many of its points are enabled.
+fn enabled_manifolds(pair: &ContactPair) -> impl Iterator<Item = (u32, u32, u32)> + '_ {
+    let modifications = &pair.modifications;
+    let mut first_point = 0;
+    pair.manifolds
+        .iter()
+        .enumerate()
+        .filter_map(move |(index, manifold)| {
+            let (first, count) = (first_point, manifold.points.len());
+            first_point += count;
+            let enabled = if modifications.has_disabled_points() {
+                (first..first + count)
+                    .filter(|&i| modifications.point_enabled(i))
+                    .count()
+            } else {
+                count
+            };
+            (enabled > 0).then_some((index as u32, first as u32, enabled as u32))
+        })
 }
 
 /// Lists the contact points of the pairs with a force threshold, to sum their impulses over
