@@ -972,17 +972,24 @@ mod tests {
     fn crew_turn() {}
 
     /// 1,200 colliders, balls and boxes in turn, collected on two threads; then every ball
-    /// becomes a capsule (its `Collider` replaced, which leaves the query tree as it is) and
-    /// one ball moves to another archetype (which moves another collider into its place in
-    /// the query's order): each proxy must then hold its own collider's shape.
+    /// becomes a capsule (its `Collider` replaced) and one ball moves to another archetype
+    /// (which moves another collider into its place in the query's order): each proxy must
+    /// then hold its own collider's shape.
     #[test]
     fn proxies_hold_their_colliders_shapes_when_shapes_change() {
+        use bevy::ecs::system::RunSystemOnce;
         /// A component only this test puts on a collider.
         #[derive(Component)]
         struct Moved;
         let _turn = two_thread_pool();
-        let mut app = crate::headless_app(1.0 / 60.0);
-        app.insert_resource(crate::schedule::ThreadUse::Parallel);
+        let mut world = World::new();
+        world.init_resource::<crate::body::CreationCounter>();
+        world.init_resource::<BroadPhase>();
+        world.insert_resource(PhysicsStepTime {
+            delta: 1.0 / 60.0,
+            ..default()
+        });
+        world.init_resource::<SolverConfig>();
         let colliders: Vec<Entity> = (0..1200)
             .map(|i| {
                 let collider = if i % 2 == 0 {
@@ -990,19 +997,22 @@ mod tests {
                 } else {
                     Collider::cuboid(1.0, 1.0, 1.0)
                 };
-                let at = Vec3::new((i % 40) as f32 * 2.0, 0.0, (i / 40) as f32 * 2.0);
-                let transform = Transform::from_translation(at);
-                app.world_mut().spawn((collider, transform)).id()
+                world.spawn(collider).id()
             })
             .collect();
-        app.update();
+        let collect = |world: &mut World| {
+            world
+                .run_system_once(collect_colliders)
+                .expect("the system runs");
+        };
+        collect(&mut world);
         for &collider in colliders.iter().step_by(2) {
-            let capsule = Collider::capsule(0.25, 0.5);
-            app.world_mut().entity_mut(collider).insert(capsule);
+            world
+                .entity_mut(collider)
+                .insert(Collider::capsule(0.25, 0.5));
         }
-        app.world_mut().entity_mut(colliders[0]).insert(Moved);
-        app.update();
-        let world = app.world();
+        world.entity_mut(colliders[0]).insert(Moved);
+        collect(&mut world);
         let proxies = &world.resource::<BroadPhase>().proxies;
         assert_eq!(proxies.len(), colliders.len());
         for proxy in proxies {
