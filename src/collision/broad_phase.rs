@@ -550,8 +550,8 @@ pub(crate) fn collect_colliders(
         if inert(data.5) {
             continue;
         }
-        // Only new slots get their shape here: reading every proxy's on this thread cost as
-        // much as building them all in parallel.
+        // Only new slots get their shape here; every other proxy checks its shape in the
+        // parallel pass, so that this pass does not read all the proxies on one thread.
         if count == broad.proxies.len() {
             broad
                 .proxies

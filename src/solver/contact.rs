@@ -547,8 +547,8 @@ fn pair_part(pair: &ContactPair, solver: &SolverBodies) -> PairPart {
         solver.contact_slot(pair.body1),
         solver.contact_slot(pair.body2),
     );
-    let moves = [b1, b2].map(|slot| solver.bodies[slot].inverse_mass > 0.0);
-    if solver.bodies[b1].inverse_mass == 0.0 && solver.bodies[b2].inverse_mass == 0.0 {
+    let [m1, m2] = [b1, b2].map(|slot| solver.bodies[slot].inverse_mass);
+    if m1 == 0.0 && m2 == 0.0 {
         return none;
     }
     PairPart {
@@ -556,7 +556,7 @@ fn pair_part(pair: &ContactPair, solver: &SolverBodies) -> PairPart {
         first: 0,
         b1: b1 as u32,
         b2: b2 as u32,
-        moves,
+        moves: [m1 > 0.0, m2 > 0.0],
     }
 }
 
@@ -701,7 +701,7 @@ impl<'a> BlockRefs<'a> {
 /// becomes one block per constraint (it is solved in order). Only each block's point slots
 /// are set here: the blocks and their points keep last step's contents until
 /// [`prepare_contacts`] resets and builds them, in parallel for large scenes (zeroing them
-/// here, on one thread, took as long as building them).
+/// here kept a large fill of memory on one thread).
 fn layout_blocks(contacts: &mut ContactConstraints) {
     contacts.block_manifolds.clear();
     contacts.stages.clear();
