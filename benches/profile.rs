@@ -131,6 +131,8 @@ fn main() {
             ("large_pyramid", 20),
             ("pile", 120),
             ("free10k", 20),
+            ("grid", 60),
+            ("chain", 100),
         ] {
             let (mut app, _) = scene(scene_name).expect("a scene");
             step(&mut app, steps);

@@ -207,6 +207,8 @@ pub struct ParallelCounters {
     pub parallel_stages: AtomicU64,
     /// Chunks run by helper tasks (not by the thread that handed the loop out).
     pub helper_chunks: AtomicU64,
+    /// Substeps whose joint passes ran in parallel chunks.
+    pub joint_stages: AtomicU64,
 }
 
 /// The process-wide counters.
@@ -214,6 +216,7 @@ pub struct ParallelCounters {
 pub static PARALLEL_COUNTERS: ParallelCounters = ParallelCounters {
     parallel_stages: AtomicU64::new(0),
     helper_chunks: AtomicU64::new(0),
+    joint_stages: AtomicU64::new(0),
 };
 
 /// Shared mutable access to a slice for the parallel loops.

@@ -4,12 +4,12 @@
 //!
 //! **The cross-platform contract.** [`GOLDEN`] is the hash a port to another CPU (ARM, wasm)
 //! must reproduce: the scene has contacts (boxes and balls in a pile), joints (a spherical
-//! chain, pendulums, a motorised hinge), velocity rows (a six-axis joint with a limit and a drive) and a
-//! character walking into a stack, and it is built with the engine's deterministic math
-//! (`impetus3d::math`, see its docs) and nothing else. The engine's step calls no platform
-//! math (`clippy.toml` forbids it); shapes whose parry code does (convex hulls and triangle
-//! meshes use `sin_cos` and `acos` inside parry) are left out of the scene, and their results
-//! on other CPUs are not covered by the contract.
+//! chain, pendulums, a motorised hinge, four hanging nets), velocity rows (a six-axis joint
+//! with a limit and a drive) and a character walking into a stack, and it is built with the
+//! engine's deterministic math (`impetus3d::math`, see its docs) and nothing else. The
+//! engine's step calls no platform math (`clippy.toml` forbids it); shapes whose parry code
+//! does (convex hulls and triangle meshes use `sin_cos` and `acos` inside parry) are left out
+//! of the scene, and their results on other CPUs are not covered by the contract.
 //!
 //! Bevy's compute task pool is a process-wide singleton whose size is fixed when it is first
 //! made, so each thread count runs in a child process: the test re-runs its own binary
@@ -38,7 +38,7 @@ use impetus3d::prelude::*;
 
 /// The hash of the final state of [`scene`] after [`STEPS`] steps, on every target (the
 /// cross-platform contract, see the module docs).
-const GOLDEN: u64 = 0xe38d_adde_0c82_65b3;
+const GOLDEN: u64 = 0x58e0_c6f9_30ef_56a2;
 
 /// Steps to run: the cubes land at about step 45 and pile up.
 const STEPS: usize = 80;
@@ -97,6 +97,7 @@ fn scene() -> App {
         }
     }
     jointed_bodies_and_a_character(app.world_mut());
+    hanging_nets(app.world_mut());
     app
 }
 
@@ -180,8 +181,63 @@ fn jointed_bodies_and_a_character(world: &mut World) {
     ));
 }
 
+/// Four nets of 4 × 4 balls, each ball joined to its right and lower neighbours by spherical
+/// joints and the top row hinged to a static bar: four separate groups of joints, enough of
+/// them for the joint passes to run in parallel chunks (whole groups at a time), with joints
+/// solved four at a time in lanes and hinges on the general path.
+fn hanging_nets(world: &mut World) {
+    for net in 0..4 {
+        let corner = Vec3::new(-30.0, 8.0, 3.0 * net as f32);
+        let bar = world
+            .spawn((RigidBody::Static, Transform::from_translation(corner)))
+            .id();
+        let mut balls = [[Entity::PLACEHOLDER; 4]; 4];
+        for (row, line) in balls.iter_mut().enumerate() {
+            for (column, ball) in line.iter_mut().enumerate() {
+                let at = corner + Vec3::new(0.6 * column as f32, -0.6 * (row + 1) as f32, 0.0);
+                *ball = world
+                    .spawn((
+                        RigidBody::Dynamic,
+                        Collider::sphere(0.2),
+                        SleepingDisabled,
+                        Transform::from_translation(at),
+                        LinearVelocity(Vec3::Z * (0.5 + 0.3 * net as f32)),
+                    ))
+                    .id();
+            }
+        }
+        for row in 0..4 {
+            for column in 0..4 {
+                let ball = balls[row][column];
+                if column + 1 < 4 {
+                    world.spawn(
+                        SphericalJoint::new(ball, balls[row][column + 1])
+                            .with_local_anchor1(Vec3::X * 0.3)
+                            .with_local_anchor2(Vec3::X * -0.3),
+                    );
+                }
+                if row + 1 < 4 {
+                    world.spawn(
+                        SphericalJoint::new(ball, balls[row + 1][column])
+                            .with_local_anchor1(Vec3::Y * -0.3)
+                            .with_local_anchor2(Vec3::Y * 0.3),
+                    );
+                }
+            }
+        }
+        for (column, &ball) in balls[0].iter().enumerate() {
+            world.spawn(
+                RevoluteJoint::new(bar, ball)
+                    .with_local_anchor1(Vec3::X * 0.6 * column as f32)
+                    .with_local_anchor2(Vec3::Y * 0.6)
+                    .with_hinge_axis(Vec3::X),
+            );
+        }
+    }
+}
+
 /// Runs the scene and returns the final state's hash and the parallel counters.
-fn run_scene() -> (u64, u64, u64) {
+fn run_scene() -> (u64, u64, u64, u64) {
     let mut app = scene();
     for _ in 0..STEPS {
         app.update();
@@ -192,6 +248,7 @@ fn run_scene() -> (u64, u64, u64) {
         physics_checksum(app.world_mut()),
         counters.parallel_stages.load(ordering),
         counters.helper_chunks.load(ordering),
+        counters.joint_stages.load(ordering),
     )
 }
 
@@ -208,13 +265,16 @@ fn determinism_child() {
             .num_threads(threads)
             .build()
     });
-    let (hash, stages, helper_chunks) = run_scene();
-    println!("RESULT hash={hash:016x} parallel_stages={stages} helper_chunks={helper_chunks}");
+    let (hash, stages, helper_chunks, joint_stages) = run_scene();
+    println!(
+        "RESULT hash={hash:016x} parallel_stages={stages} helper_chunks={helper_chunks} \
+         joint_stages={joint_stages}"
+    );
 }
 
 /// Runs [`determinism_child`] in a child process with `threads` compute threads.
 #[cfg(feature = "parallel")]
-fn run_child(threads: usize) -> (u64, u64, u64) {
+fn run_child(threads: usize) -> (u64, u64, u64, u64) {
     let output = std::process::Command::new(std::env::current_exe().expect("the test binary"))
         .args([
             "--exact",
@@ -244,6 +304,7 @@ fn run_child(threads: usize) -> (u64, u64, u64) {
         u64::from_str_radix(field("hash="), 16).expect("a hex hash"),
         field("parallel_stages=").parse().expect("a count"),
         field("helper_chunks=").parse().expect("a count"),
+        field("joint_stages=").parse().expect("a count"),
     )
 }
 
@@ -283,7 +344,7 @@ fn every_lane_width_gives_the_golden_state() {
 #[cfg(not(feature = "parallel"))]
 #[test]
 fn serial_build_matches_the_golden_state() {
-    let (hash, stages, _) = run_scene();
+    let (hash, stages, _, _) = run_scene();
     assert_eq!(stages, 0, "the serial build ran parallel stages");
     check_golden(hash, "serial");
 }
@@ -291,16 +352,21 @@ fn serial_build_matches_the_golden_state() {
 #[cfg(feature = "parallel")]
 #[test]
 fn one_and_two_threads_and_the_serial_build_agree() {
-    let (one, stages_one, _) = run_child(1);
-    let (two, stages_two, helper_chunks) = run_child(2);
+    let (one, stages_one, _, _) = run_child(1);
+    let (two, stages_two, helper_chunks, joint_stages) = run_child(2);
     println!(
         "1 thread: 0x{one:016x}, {stages_one} parallel stages; 2 threads: 0x{two:016x}, \
-         {stages_two} parallel stages, {helper_chunks} chunks run by the helper thread"
+         {stages_two} parallel stages ({joint_stages} of joint passes), {helper_chunks} chunks \
+         run by the helper thread"
     );
-    // With one thread nothing runs in parallel; with two the solver stages and the narrow
-    // phase must have (or this test compares the serial path with itself).
+    // With one thread nothing runs in parallel; with two the solver stages, the narrow phase
+    // and the joint passes must have (or this test compares the serial path with itself).
     assert_eq!(stages_one, 0, "one thread ran parallel stages");
     assert!(stages_two > 0, "two threads ran no parallel stage");
+    assert!(
+        joint_stages > 0,
+        "two threads ran no joint passes in parallel"
+    );
     assert_eq!(one, two, "1 and 2 compute threads give different results");
     check_golden(two, "parallel");
 }

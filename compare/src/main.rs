@@ -9,8 +9,9 @@
 //! cargo run --release --manifest-path compare/Cargo.toml --features parallel -- --threads 2
 //! ```
 //!
-//! Scenes: `sanity pyramid large_pyramid pile pile_from_start grid chain free10k mixed terrain
-//! heightfield ragdolls furniture drum` (`chain` times the swinging chain and the chain at rest). Options:
+//! Scenes: `sanity pyramid large_pyramid many_pyramids pile pile_from_start grid chain free10k
+//! mixed terrain heightfield ragdolls furniture drum` (`chain` times the swinging chain and the
+//! chain at rest). Options:
 //!
 //! - `--repeats N` (default 5): timed runs per scene and engine. For each repeat, each engine in
 //!   turn builds the scene, runs its warm-up steps untimed and is timed over the scene's window;
@@ -351,6 +352,31 @@ const PYRAMID_COLUMNS: &[&str] = &[
     "stands (every cube within 10 cm)",
 ];
 
+/// The largest displacement of any cube (and the largest horizontal one) and whether every
+/// cube stayed within 10 cm: 64 pyramids have no single top cube to follow.
+fn many_pyramids_quality(scene: &mut Scene) -> Quality {
+    let worst = scene.max_displacement();
+    let worst_horizontal = scene
+        .bodies
+        .iter()
+        .map(|&(e, p0)| (scene.pose(e).0 - p0).with_y(0.0).length())
+        .fold(0.0, f32::max);
+    Quality {
+        cells: vec![
+            format!("{:.1}", worst * 1e3),
+            format!("{:.1}", worst_horizontal * 1e3),
+            (if worst < 0.1 { "yes" } else { "no" }).to_string(),
+        ],
+        key: format!("{:.1}", worst * 1e3),
+    }
+}
+
+const MANY_PYRAMIDS_COLUMNS: &[&str] = &[
+    "largest cube displacement (mm)",
+    "largest horizontal displacement (mm)",
+    "stands (every cube within 10 cm)",
+];
+
 const PILE_COLUMNS: &[&str] = &[
     "max cube–ground penetration (mm)",
     "max cube–cube penetration (mm)",
@@ -557,6 +583,17 @@ fn timed_scenes() -> Vec<(&'static str, Timed)> {
                 quality_columns: PYRAMID_COLUMNS,
                 key_column: "top-cube drift (mm)",
                 quality: pyramid_quality,
+            },
+        ),
+        (
+            "many_pyramids",
+            Timed {
+                kind: SceneKind::ManyPyramids,
+                title: "Many pyramids: 8 × 8 pyramids of base 8 (2,304 unit cubes), 12 m apart, \
+                        200 steps",
+                quality_columns: MANY_PYRAMIDS_COLUMNS,
+                key_column: "largest cube displacement (mm)",
+                quality: many_pyramids_quality,
             },
         ),
         (

@@ -86,6 +86,32 @@ pub fn pyramid(engine: Engine, base: usize, ground_size: Vec3) -> Scene {
     scene
 }
 
+/// Box3D's many-pyramids benchmark: `n × n` one-layer pyramids of `base` rows of unit cubes
+/// (each as in [`pyramid`]), `spacing` m apart on the x–z grid around the origin, on the
+/// 200 × 1 × 200 m [`GROUND`]: 8 × 8 pyramids of base 8 are 2,304 cubes in 64 separate stacks.
+pub fn many_pyramids(engine: Engine, n: usize, base: usize, spacing: f32) -> Scene {
+    let mut scene = Scene::empty(engine);
+    ground(&mut scene, GROUND);
+    let offset = 0.5 * (n - 1) as f32 * spacing;
+    for i in 0..n {
+        for k in 0..n {
+            let centre = Vec3::new(
+                i as f32 * spacing - offset,
+                0.0,
+                k as f32 * spacing - offset,
+            );
+            for row in 0..base {
+                let count = base - row;
+                for c in 0..count {
+                    let x = c as f32 - 0.5 * (count - 1) as f32;
+                    cube(&mut scene, centre + Vec3::new(x, 0.5 + row as f32, 0.0));
+                }
+            }
+        }
+    }
+    scene
+}
+
 /// Scene 3: an `n × n × n` grid of unit cubes `spacing` m apart, its bottom layer's centres
 /// 3.5 m above the [`GROUND`], dropped.
 pub fn pile(engine: Engine, n: usize, spacing: f32) -> Scene {
@@ -608,6 +634,9 @@ pub enum SceneKind {
     /// [`pyramid`] of base 100 (5050 cubes) on the 400 × 2 × 400 m [`LARGE_GROUND`] (Box3D's
     /// large-pyramid benchmark).
     LargePyramid,
+    /// [`many_pyramids`]: 8 × 8 pyramids of base 8 (2,304 cubes), 12 m apart (Box3D's
+    /// benchmark).
+    ManyPyramids,
     /// [`pile`] of 16 × 16 × 16 = 4096 cubes 1.1 m apart, timed after it landed.
     Pile,
     /// [`pile`] of 4096 cubes 1.2 m apart, timed from its first step.
@@ -636,9 +665,10 @@ pub enum SceneKind {
 
 impl SceneKind {
     /// Every timed scene, in the order the tables list them.
-    pub const ALL: [SceneKind; 14] = [
+    pub const ALL: [SceneKind; 15] = [
         SceneKind::Pyramid,
         SceneKind::LargePyramid,
+        SceneKind::ManyPyramids,
         SceneKind::Pile,
         SceneKind::PileFromStart,
         SceneKind::JointGrid,
@@ -658,6 +688,7 @@ impl SceneKind {
         match self {
             SceneKind::Pyramid => "pyramid",
             SceneKind::LargePyramid => "large_pyramid",
+            SceneKind::ManyPyramids => "many_pyramids",
             SceneKind::Pile => "pile",
             SceneKind::PileFromStart => "pile_from_start",
             SceneKind::JointGrid => "grid",
@@ -678,6 +709,7 @@ impl SceneKind {
         match self {
             SceneKind::Pyramid => pyramid(engine, 20, GROUND),
             SceneKind::LargePyramid => pyramid(engine, 100, LARGE_GROUND),
+            SceneKind::ManyPyramids => many_pyramids(engine, 8, 8, 12.0),
             SceneKind::Pile => pile(engine, 16, 1.1),
             SceneKind::PileFromStart => pile(engine, 16, 1.2),
             SceneKind::JointGrid => joint_grid(engine, 40),
@@ -701,6 +733,7 @@ impl SceneKind {
         match self {
             SceneKind::Pyramid => (5, 600),
             SceneKind::LargePyramid => (5, 200),
+            SceneKind::ManyPyramids => (5, 200),
             SceneKind::Pile => (60, 300),
             SceneKind::PileFromStart => (0, 300),
             SceneKind::JointGrid => (10, 300),

@@ -51,10 +51,9 @@
 //! thread-determinism golden state holds with and without AVX). The 210-cube pyramid: 0.264 →
 //! 0.243 ms per step in the profile harness.
 //!
-//! The body velocities the passes work on live in `SolverBodies::states` from the warm start
-//! to the end of the relax pass (see [`SolverBodies`]); velocity rows, which run on the full
-//! body items right after each contact pass, make the contact systems copy them back and forth
-//! around themselves.
+//! The body velocities the passes work on are `SolverBodies::states` (see [`SolverBodies`]),
+//! the one state every stage of the substep reads and writes; the velocity rows
+//! ([`rows`](super::rows)) run on the same states right after each contact pass.
 
 use std::ops::Range;
 

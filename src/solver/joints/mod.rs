@@ -54,6 +54,15 @@
 //!   past the second, so four passes run side by side down the chain. The order depends only
 //!   on which bodies each joint joins and whether it takes the fast path below, and is kept
 //!   from step to step while those stay the same.
+//! - **Separate groups of joined bodies run in parallel.** Joints whose bodies are not
+//!   connected through other joints (two ragdolls, a door and a bridge) cannot affect each
+//!   other within the joint solve, so the program is also sorted by these groups (the
+//!   connected components of the graph of bodies and joints, a body that cannot move
+//!   included), and with the `parallel` feature a large program is shared out whole groups
+//!   at a time: one parallel stage per substep, with no wait between groups, and the same
+//!   result bit for bit. One large group (a joint grid) stays on one thread: splitting it
+//!   would mean waiting between its levels, a few joints each, which costs more than it
+//!   saves.
 //! - **Every substep** ([`SubstepSolverSet::SolveXpbdConstraints`]), the compact 128-byte
 //!   records of the bodies the joints act on (built once per step: inverse mass, exact `s I`
 //!   for isotropic bodies) take their centre of mass, rotation and, for other bodies, world

@@ -123,18 +123,30 @@ impl PointRow {
         }
     }
 
-    /// One pass; the first pass of a substep first clears the multiplier, the force (unless
-    /// the joint has broken) and the block.
+    /// One pass on the bodies of `records` at the row's places; the first pass of a substep
+    /// first clears the multiplier, the force (unless the joint has broken) and the block.
     #[inline(always)]
     pub(crate) fn solve(&mut self, records: &mut [XBody], step: Substep, first_pass: bool) {
+        let [i1, i2] = self.records.map(|i| i as usize);
+        self.solve_on(records.get_disjoint_mut([i1, i2]).ok(), step, first_pass);
+    }
+
+    /// [`solve`](Self::solve) on the row's two bodies (`None` if it joins a body to itself:
+    /// then the pass only clears).
+    #[inline(always)]
+    pub(crate) fn solve_on(
+        &mut self,
+        bodies: Option<[&mut XBody; 2]>,
+        step: Substep,
+        first_pass: bool,
+    ) {
         if first_pass {
             self.clear();
         }
         if self.broken {
             return;
         }
-        let [i1, i2] = self.records;
-        let Ok([x1, x2]) = records.get_disjoint_mut([i1 as usize, i2 as usize]) else {
+        let Some([x1, x2]) = bodies else {
             return;
         };
         let r1 = x1.rotation * self.arms[0];
@@ -160,30 +172,26 @@ impl PointRow {
     }
 }
 
-/// One pass of the four rows at `at` in `rows`, the first of its substep for the lanes set in
-/// `first_pass`, whose joints share no body (they are of one level of the passes' order, see
-/// [`prepared`](super::prepared)): one per SIMD lane ([`lanes`](super::lanes)), computing
-/// lane by lane exactly what [`PointRow::solve`] computes, or one after another when one of
-/// them has broken or its block is singular.
+/// One pass of four rows on their bodies (`bodies[lane]`: the two of `rows[lane]`), the first
+/// of its substep for the lanes set in `first_pass`, whose joints share no body (they are of
+/// one level of the passes' order, see [`prepared`](super::prepared)): one per SIMD lane
+/// ([`lanes`](super::lanes)), computing lane by lane exactly what [`PointRow::solve`]
+/// computes, or one after another when one of them has broken or its block is singular.
 #[inline(always)]
 pub(crate) fn solve_four(
-    rows: &mut [PointRow],
-    at: [u32; 4],
-    records: &mut [XBody],
+    mut rows: [&mut PointRow; 4],
+    bodies: [[&mut XBody; 2]; 4],
     step: Substep,
     first_pass: [bool; 4],
 ) {
-    let Ok(mut rows) = rows.get_disjoint_mut(at.map(|i| i as usize)) else {
-        return;
-    };
     for (row, first) in rows.iter_mut().zip(first_pass) {
         if first {
             row.clear();
         }
     }
-    let one_at_a_time = |rows: [&mut PointRow; 4], records: &mut [XBody]| {
-        for row in rows {
-            row.solve(records, step, false);
+    let one_at_a_time = |rows: [&mut PointRow; 4], bodies: [[&mut XBody; 2]; 4]| {
+        for (row, pair) in rows.into_iter().zip(bodies) {
+            row.solve_on(Some(pair), step, false);
         }
     };
     if rows
@@ -191,9 +199,9 @@ pub(crate) fn solve_four(
         .zip(first_pass)
         .any(|(row, first)| row.broken || (!first && row.state != BlockState::Built))
     {
-        return one_at_a_time(rows, records);
+        return one_at_a_time(rows, bodies);
     }
-    let side = |k: usize| rows.each_ref().map(|row| &records[row.records[k] as usize]);
+    let side = |k: usize| bodies.each_ref().map(|pair| &*pair[k]);
     let (b1, b2) = (side(0), side(1));
     let (c1, c2) = (Side::gather(b1), Side::gather(b2));
     let arm = |k: usize| gather(rows.each_ref().map(|row| row.arms[k]));
@@ -216,7 +224,7 @@ pub(crate) fn solve_four(
             }
         }
         if rows.iter().any(|row| row.state != BlockState::Built) {
-            return one_at_a_time(rows, records);
+            return one_at_a_time(rows, bodies);
         }
     }
     let inverse = gather_matrices(rows.each_ref().map(|row| &row.inverse));
@@ -230,15 +238,14 @@ pub(crate) fn solve_four(
     let lagrange = lagrange + p;
     let (moved1, moved2) = (c1.moved(p, r1), c2.moved(-p, r2));
     let df = Vec3x4::default() - p.scale(Vec4::splat(step.inv_h2));
-    let ends = rows.each_ref().map(|row| row.records);
     for ((row, lagrange), df) in rows.into_iter().zip(lanes(lagrange)).zip(lanes(df)) {
         row.lagrange = lagrange;
         row.book(df);
     }
     let (moved1, moved2) = (moved1.lanes(), moved2.lanes());
-    for (lane, [i1, i2]) in ends.into_iter().enumerate() {
-        moved1[lane].store(&mut records[i1 as usize]);
-        moved2[lane].store(&mut records[i2 as usize]);
+    for (lane, [x1, x2]) in bodies.into_iter().enumerate() {
+        moved1[lane].store(x1);
+        moved2[lane].store(x2);
     }
 }
 

@@ -3,9 +3,12 @@
 //! Once per step, [`prepare_joints`] copies every joint of a type into a dense list with its
 //! bodies' solver slots and their places in the compact body array; every substep,
 //! [`solve_joints`] gathers the compact body records, runs the passes over the lists in the
-//! order [`XpbdJoints::schedule`] gives them and the direct solve of the chains
-//! ([`path`](super::path)) without touching the ECS, and writes the moved poses back; after
-//! the substeps, [`store_joints`] copies what the solver changed back into the components.
+//! order [`XpbdJoints::schedule`] gives them (separate groups of joined bodies in parallel,
+//! see [`Components`]) and the direct solve of the chains ([`path`](super::path)) without
+//! touching the ECS, and writes the moved poses back; after the substeps, [`store_joints`]
+//! copies what the solver changed back into the components.
+
+use std::ops::Range;
 
 use bevy::ecs::entity::{EntityHashMap, EntityHashSet};
 use bevy::math::Vec3A;
@@ -21,6 +24,7 @@ use super::{
 use crate::body::CreationOrder;
 use crate::body::creation::{OrderKey, order_key};
 use crate::math::{Quaternion, Scalar, Vector};
+use crate::parallel::{Shared, parallel_for, pool_with_helpers, run_chunks};
 use crate::schedule::PhysicsStepTime;
 use crate::settings::{SolverConfig, SolverLanes};
 use crate::solver::rows::VelocityRows;
@@ -221,23 +225,6 @@ impl<J: XpbdJoint> JointList<J> {
         self.entries.push(entry);
     }
 
-    /// One pass of the joint at `entry`; the first pass of a substep first clears its
-    /// multipliers and cache.
-    #[inline(always)]
-    fn solve_one(
-        &mut self,
-        entry: usize,
-        records: &mut [XBody],
-        bodies: &mut Live,
-        step: Substep,
-        first_pass: bool,
-    ) {
-        match self.rows.get_mut(entry) {
-            Some(row) if !row.general => row.solve(records, step, first_pass),
-            _ => self.entries[entry].solve(records, bodies, step, first_pass),
-        }
-    }
-
     /// Whether the joint at `entry` may be solved in a lane of [`solve_four`].
     fn takes_lanes(&self, entry: usize) -> bool {
         self.rows.get(entry).is_some_and(PointRow::takes_lanes)
@@ -336,34 +323,23 @@ fn level_order(
 }
 
 impl<J: XpbdJoint> Prepared<J> {
-    /// One pass of the general path; the first pass of a substep first clears the joint's
-    /// multipliers and cache.
+    /// One pass of the general path on the joint's two bodies (`None` if it joins a body to
+    /// itself: then the pass only clears); the first pass of a substep first clears the
+    /// joint's multipliers and cache.
     #[inline(always)]
-    fn solve(&mut self, records: &mut [XBody], bodies: &mut Live, step: Substep, first_pass: bool) {
+    fn solve(&mut self, bodies: Option<[JointBody; 2]>, step: Substep, first_pass: bool) {
         if first_pass {
             self.joint.clear_lagrange_multipliers();
             self.cache = JointCache::default();
         }
-        let (Ok([x1, x2]), Ok([s1, s2])) = (
-            records.get_disjoint_mut(self.records),
-            bodies.states.get_disjoint_mut(self.slots),
-        ) else {
-            return;
-        };
-        let [start1, start2] = [0, 1].map(|i| {
-            let start = &bodies.starts[self.slots[i]];
-            (start, bodies.start_rotations[self.records[i]])
-        });
-        self.joint.solve_pass(
-            [
-                JointBody::new(x1, s1, start1, self.arms[0]),
-                JointBody::new(x2, s2, start2, self.arms[1]),
-            ],
-            step,
-            &mut self.cache,
-        );
+        if let Some(bodies) = bodies {
+            self.joint.solve_pass(bodies, step, &mut self.cache);
+        }
     }
 }
+
+/// Below this many body records, their refresh and write-back run on the calling thread.
+const PARALLEL_RECORDS: usize = 512;
 
 /// The compact records of the bodies the prepared joints act on.
 #[derive(Default)]
@@ -425,28 +401,43 @@ impl Records {
     /// inertia, up to date with its body's state.
     #[inline(never)]
     fn refresh(&mut self, solver: &SolverBodies) {
-        self.gathered.clear();
-        for (i, record) in self.records.iter_mut().enumerate() {
-            let slot = self.slots[i];
-            let state = &solver.states[slot];
-            let rotation = state.rotation * self.start_rotations[i];
-            record.translation = state.moved.truncate().into();
-            record.rotation = rotation;
-            if record.dynamic && self.isotropic[i].is_none() {
-                let inverse_inertia = solver.bodies[slot].world_inv_inertia_at(rotation);
-                record.inverse_inertia = inverse_inertia.into();
+        self.gathered
+            .resize(self.records.len(), Quaternion::IDENTITY);
+        let (records, gathered) = (
+            Shared::new(&mut self.records),
+            Shared::new(&mut self.gathered),
+        );
+        parallel_for(self.slots.len(), PARALLEL_RECORDS, |range| {
+            for i in range {
+                let slot = self.slots[i];
+                let rotation = solver.states[slot].rotation * self.start_rotations[i];
+                // SAFETY: each record is refreshed by the one call whose range holds it.
+                let record = unsafe { records.get_mut(i) };
+                record.translation = solver.states[slot].moved.truncate().into();
+                record.rotation = rotation;
+                if record.dynamic && self.isotropic[i].is_none() {
+                    let inverse_inertia = solver.bodies[slot].world_inv_inertia_at(rotation);
+                    record.inverse_inertia = inverse_inertia.into();
+                }
+                // SAFETY: as above.
+                *unsafe { gathered.get_mut(i) } = rotation;
             }
-            self.gathered.push(rotation);
-        }
+        });
     }
 
     /// Writes every moved pose back to its body's state.
     #[inline(never)]
     fn scatter(&self, solver: &mut SolverBodies) {
-        for (i, record) in self.records.iter().enumerate() {
-            let state = &mut solver.states[self.slots[i]];
-            record.scatter_state(state, self.start_rotations[i], self.gathered[i]);
-        }
+        let states = Shared::new(&mut solver.states);
+        parallel_for(self.records.len(), PARALLEL_RECORDS, |range| {
+            for i in range {
+                // SAFETY: records and solver slots are one to one, so each state is written by
+                // the one call whose range holds its record.
+                let state = unsafe { states.get_mut(self.slots[i]) };
+                let (start, gathered) = (self.start_rotations[i], self.gathered[i]);
+                self.records[i].scatter_state(state, start, gathered);
+            }
+        });
     }
 }
 
@@ -462,6 +453,8 @@ pub(crate) struct XpbdJoints {
     records: Records,
     /// A substep's passes over every list, in level order (see [`XpbdJoints::schedule`]).
     program: Vec<Op>,
+    /// The components of the joints' graph, and where their ops lie in `program`.
+    components: Components,
     /// The number of passes `program` was checked for this step, or `None` if the lists were
     /// prepared since.
     program_passes: Option<u32>,
@@ -551,60 +544,157 @@ pub(crate) fn solve_joints(
     if joints.records.slots.is_empty() {
         return;
     }
-    let passes = iterations.passes();
+    let iterations = iterations.passes();
     let four_lanes = config.lanes != SolverLanes::One;
-    if joints.program_passes != Some(passes) || joints.four_lanes != four_lanes {
+    if joints.program_passes != Some(iterations) || joints.four_lanes != four_lanes {
         joints.four_lanes = four_lanes;
-        joints.schedule(passes);
+        joints.schedule(iterations);
     }
-    let step = Substep::new(time.substep_delta);
     joints.records.refresh(&solver);
     let solver = &mut *solver;
-    let bodies = &mut Live {
-        states: &mut solver.states,
+    let passes = Passes {
+        fixed: Shared::new(&mut joints.fixed.entries),
+        prismatic: Shared::new(&mut joints.prismatic.entries),
+        revolute: Shared::new(&mut joints.revolute.entries),
+        spherical: Shared::new(&mut joints.spherical.entries),
+        distance: Shared::new(&mut joints.distance.entries),
+        rows: Shared::new(&mut joints.spherical.rows),
+        records: Shared::new(&mut joints.records.records),
+        states: Shared::new(&mut solver.states),
         starts: &solver.xpbd_start,
         start_rotations: &joints.records.start_rotations,
+        step: Substep::new(time.substep_delta),
     };
+    joints.components.run(&joints.program, &passes);
     let records = &mut joints.records.records;
-    for &op in &joints.program {
-        match op {
-            Op::One { list, entry, first } => {
-                let entry = entry as usize;
-                match list {
-                    ListId::Fixed => joints.fixed.solve_one(entry, records, bodies, step, first),
-                    ListId::Prismatic => joints
-                        .prismatic
-                        .solve_one(entry, records, bodies, step, first),
-                    ListId::Revolute => joints
-                        .revolute
-                        .solve_one(entry, records, bodies, step, first),
-                    ListId::Spherical => joints
-                        .spherical
-                        .solve_one(entry, records, bodies, step, first),
-                    ListId::Distance => joints
-                        .distance
-                        .solve_one(entry, records, bodies, step, first),
-                }
-            }
-            Op::Four { entries, first } => {
-                solve_four(&mut joints.spherical.rows, entries, records, step, first)
-            }
-        }
-    }
-    joints
-        .paths
-        .solve(&mut joints.spherical.rows, records, step, passes);
+    let rows = &mut joints.spherical.rows;
+    joints.paths.solve(rows, records, passes.step, iterations);
     joints.records.scatter(solver);
 }
 
-/// What a joint's general solve reads and moves besides its bodies' compact records, by
-/// solver slot: the bodies' live states (velocities) and where they were before this
+/// What a substep's joint passes read and move, shared by the workers that run the program's
+/// components (see [`Components`]): the prepared joints, the compact body records,
+/// and by solver slot the bodies' live states (velocities) and where they were before this
 /// substep's XPBD sets.
-struct Live<'a> {
-    states: &'a mut [BodyState],
+#[derive(Clone, Copy)]
+struct Passes<'a> {
+    fixed: Shared<Prepared<FixedJoint>>,
+    prismatic: Shared<Prepared<PrismaticJoint>>,
+    revolute: Shared<Prepared<RevoluteJoint>>,
+    spherical: Shared<Prepared<SphericalJoint>>,
+    distance: Shared<Prepared<DistanceJoint>>,
+    /// The spherical joints' fast-path rows.
+    rows: Shared<PointRow>,
+    records: Shared<XBody>,
+    states: Shared<BodyState>,
     starts: &'a [XpbdStart],
     /// By record: the body's rotation at the start of the step.
     start_rotations: &'a [Quaternion],
+    step: Substep,
+}
+
+impl Passes<'_> {
+    /// Runs `ops` in order.
+    ///
+    /// # Safety
+    /// No other thread meanwhile touches a joint or a body record of these ops (the ops of
+    /// different components share none).
+    unsafe fn run(&self, ops: &[Op]) {
+        for &op in ops {
+            // SAFETY: the caller's.
+            unsafe {
+                match op {
+                    Op::One { list, entry, first } => self.one(list, entry as usize, first),
+                    Op::Four { entries, first } => self.four(entries, first),
+                }
+            }
+        }
+    }
+
+    /// One pass of joint `entry` of `list`, the substep's first if `first`.
+    ///
+    /// # Safety
+    /// As [`run`](Self::run).
+    #[inline(always)]
+    unsafe fn one(&self, list: ListId, entry: usize, first: bool) {
+        // SAFETY: the caller's.
+        unsafe {
+            match list {
+                ListId::Fixed => self.general(self.fixed, entry, first),
+                ListId::Prismatic => self.general(self.prismatic, entry, first),
+                ListId::Revolute => self.general(self.revolute, entry, first),
+                ListId::Distance => self.general(self.distance, entry, first),
+                ListId::Spherical => {
+                    let row = self.rows.get_mut(entry);
+                    if row.general {
+                        self.general(self.spherical, entry, first);
+                    } else {
+                        let [a, b] = row.records;
+                        row.solve_on(self.pair([a as usize, b as usize]), self.step, first);
+                    }
+                }
+            }
+        }
+    }
+
+    /// One pass of the general path of joint `entry` of `list`.
+    ///
+    /// # Safety
+    /// As [`run`](Self::run).
+    #[inline(always)]
+    unsafe fn general<J: XpbdJoint>(&self, list: Shared<Prepared<J>>, entry: usize, first: bool) {
+        // SAFETY: the caller's.
+        unsafe {
+            let prepared = list.get_mut(entry);
+            let bodies = self.pair(prepared.records).map(|[x1, x2]| {
+                let [s1, s2] = prepared.slots.map(|slot| self.states.get_mut(slot));
+                let start = |k: usize| {
+                    let record = prepared.records[k];
+                    (
+                        &self.starts[prepared.slots[k]],
+                        self.start_rotations[record],
+                    )
+                };
+                [
+                    JointBody::new(x1, s1, start(0), prepared.arms[0]),
+                    JointBody::new(x2, s2, start(1), prepared.arms[1]),
+                ]
+            });
+            prepared.solve(bodies, self.step, first);
+        }
+    }
+
+    /// One pass of four fast-path spherical joints in lanes.
+    ///
+    /// # Safety
+    /// As [`run`](Self::run).
+    #[inline(always)]
+    unsafe fn four(&self, entries: [u32; 4], first: [bool; 4]) {
+        // SAFETY: the caller's; the four joints share no body (they are of one level).
+        unsafe {
+            let row = |lane: usize| self.rows.get_mut(entries[lane] as usize);
+            let rows = [row(0), row(1), row(2), row(3)];
+            // A joint in lanes joins two bodies (`PointRow::takes_lanes`).
+            let pair = |lane: usize| {
+                let [a, b] = rows[lane].records;
+                self.pair([a as usize, b as usize])
+            };
+            if let (Some(a), Some(b), Some(c), Some(d)) = (pair(0), pair(1), pair(2), pair(3)) {
+                solve_four(rows, [a, b, c, d], self.step, first);
+            }
+        }
+    }
+
+    /// The records `[a, b]`, or `None` if they are one.
+    ///
+    /// # Safety
+    /// As [`run`](Self::run).
+    #[inline(always)]
+    #[allow(clippy::mut_from_ref)]
+    unsafe fn pair(&self, [a, b]: [usize; 2]) -> Option<[&mut XBody; 2]> {
+        // SAFETY: the caller's; two different records.
+        (a != b).then(|| unsafe { [self.records.get_mut(a), self.records.get_mut(b)] })
+    }
 }
 
 impl XpbdJoints {
@@ -645,11 +735,12 @@ impl XpbdJoints {
     /// list not on a [path](super::path), pass after pass, in [`level_order`], so that
     /// consecutive joint passes share no body, also across passes (a chain's second pass starts
     /// as soon as the first has moved past its second joint); each level's plain spherical
-    /// joints are grouped by four, to be solved in lanes. Each body still meets its joints in
-    /// the order of the passes one after another, so the result is theirs, bit for bit. The
-    /// program and the paths depend only on each joint's bodies, whether they can move and
-    /// the joint's path and whether it has broken, so last step's are kept while those stay
-    /// the same.
+    /// joints are grouped by four, to be solved in lanes. The program is then sorted by
+    /// [component](Components), keeping the order within each, so that whole components can
+    /// run on different threads. Each body still meets its joints in the order of the passes
+    /// one after another, so the result is theirs, bit for bit. The program and the paths
+    /// depend only on each joint's bodies, whether they can move and the joint's path and
+    /// whether it has broken, so last step's are kept while those stay the same.
     fn schedule(&mut self, passes: u32) {
         let mut key = std::mem::take(&mut self.key);
         key.clear();
@@ -709,12 +800,25 @@ impl XpbdJoints {
         );
         program.clear();
         four.clear();
-        let mut level = None;
+        let mut components = std::mem::take(&mut self.components);
+        components.find(
+            (0..layout.per_pass).map(|flat| {
+                let (_, list, entry) = layout.decode(flat);
+                self.records_of(list, entry)
+            }),
+            self.records.slots.len(),
+        );
+        components.sort(&mut order, layout.per_pass);
+        let mut at = None;
         for &flat in &order {
             // `levels` still holds each joint pass's level.
-            if level != Some(levels[flat as usize]) {
-                level = Some(levels[flat as usize]);
+            let component = components.of_joint[flat as usize % layout.per_pass];
+            if at != Some((component, levels[flat as usize])) {
                 program.extend(four.drain(..).map(Op::spherical));
+                if at.is_some_and(|(c, _)| c != component) {
+                    components.end(program.len());
+                }
+                at = Some((component, levels[flat as usize]));
             }
             let (pass, list, entry) = layout.decode(flat as usize);
             if list == ListId::Spherical && paths.on_path(entry) {
@@ -741,9 +845,154 @@ impl XpbdJoints {
             }
         }
         program.extend(four.drain(..).map(Op::spherical));
+        components.end(program.len());
+        self.components = components;
         (self.body_levels, self.levels, self.order) = (body_levels, levels, order);
         (self.program, self.four) = (program, four);
         self.paths = paths;
+    }
+}
+
+/// Below this many joint passes in a substep's program, it runs on the calling thread.
+const PARALLEL_JOINT_OPS: usize = 256;
+
+/// The connected components of the joints' graph (body records joined by joints), and the
+/// program cut along them (see [`XpbdJoints::schedule`]). Two components share no joint and no
+/// body, so their joint passes can run on different threads, and in any order, with the same
+/// result. A body that cannot move still joins its joints' components: every joint pass holds
+/// its two records mutably, even the one it only reads.
+#[derive(Default)]
+struct Components {
+    /// Per joint (in [`PassLayout`] order, one pass's worth): its component, numbered in the
+    /// order of each component's first joint.
+    of_joint: Vec<u32>,
+    /// Scratch per record: union–find parents, then component numbers.
+    parent: Vec<u32>,
+    /// Scratch: the first joint pass of each component in the sorted order.
+    starts: Vec<u32>,
+    /// Where each component's ops end in the program (components without ops left out).
+    ends: Vec<u32>,
+    /// Parallel chunks: ranges of the program made of whole components, largest first, cut
+    /// for `chunked_for` threads (0: not cut).
+    chunks: Vec<(u32, u32)>,
+    chunked_for: usize,
+}
+
+impl Components {
+    /// Finds the components of the joints joining the given pairs of records (numbered below
+    /// `records`).
+    fn find(&mut self, joints: impl Iterator<Item = [usize; 2]> + Clone, records: usize) {
+        let parent = &mut self.parent;
+        parent.clear();
+        parent.extend(0..records as u32);
+        fn root(parent: &mut [u32], mut node: u32) -> u32 {
+            while parent[node as usize] != node {
+                // Path halving.
+                parent[node as usize] = parent[parent[node as usize] as usize];
+                node = parent[node as usize];
+            }
+            node
+        }
+        for [a, b] in joints.clone() {
+            let (a, b) = (root(parent, a as u32), root(parent, b as u32));
+            parent[a.max(b) as usize] = a.min(b);
+        }
+        self.of_joint.clear();
+        self.of_joint
+            .extend(joints.map(|[a, _]| root(parent, a as u32)));
+        // Number the components in the order of their first joint: a root's entry becomes its
+        // number, marked by the top bit (records are fewer than 2³¹).
+        const NUMBERED: u32 = 1 << 31;
+        let mut count = 0;
+        for component in &mut self.of_joint {
+            let root = &mut parent[*component as usize];
+            if *root & NUMBERED == 0 {
+                *root = NUMBERED | count;
+                count += 1;
+            }
+            *component = *root & !NUMBERED;
+        }
+        self.ends.clear();
+        self.chunked_for = 0;
+    }
+
+    /// Sorts the joint passes in `order` by component, keeping their order within each
+    /// (`per_pass` joints per pass).
+    fn sort(&mut self, order: &mut [u32], per_pass: usize) {
+        let count = self.of_joint.iter().max().map_or(0, |&c| c as usize + 1);
+        let starts = &mut self.starts;
+        starts.clear();
+        starts.resize(count + 1, 0);
+        for &flat in order.iter() {
+            starts[self.of_joint[flat as usize % per_pass] as usize + 1] += 1;
+        }
+        for c in 1..starts.len() {
+            starts[c] += starts[c - 1];
+        }
+        // `parent` is free again: the sorted order goes there first.
+        let sorted = &mut self.parent;
+        sorted.clear();
+        sorted.resize(order.len(), 0);
+        for &flat in order.iter() {
+            let at = &mut starts[self.of_joint[flat as usize % per_pass] as usize];
+            sorted[*at as usize] = flat;
+            *at += 1;
+        }
+        order.copy_from_slice(sorted);
+    }
+
+    /// Ends the ops of the component in progress at `end` (a component without ops is
+    /// skipped).
+    fn end(&mut self, end: usize) {
+        if end as u32 > self.ends.last().copied().unwrap_or(0) {
+            self.ends.push(end as u32);
+        }
+    }
+
+    /// Runs `program` (whose components end at `ends`) with `passes`: on the calling thread,
+    /// or, for a large program of several components, whole components at a time in parallel
+    /// chunks.
+    fn run(&mut self, program: &[Op], passes: &Passes) {
+        let pool = pool_with_helpers().filter(|_| program.len() >= PARALLEL_JOINT_OPS);
+        match pool.filter(|_| self.ends.len() > 1) {
+            Some(pool) => {
+                self.cut(pool.thread_num());
+                let chunk = |index: usize| {
+                    let (start, end) = self.chunks[index];
+                    (0, start as usize..end as usize)
+                };
+                // SAFETY: each chunk is made of whole components, which share no joint and no
+                // record with each other.
+                let kernel = |ops: Range<usize>| unsafe { passes.run(&program[ops]) };
+                run_chunks(pool, self.chunks.len(), chunk, &kernel);
+                let counter = &crate::parallel::PARALLEL_COUNTERS.joint_stages;
+                counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            }
+            // SAFETY: nothing else runs.
+            None => unsafe { passes.run(program) },
+        }
+    }
+
+    /// Cuts the program into chunks of whole components for `threads` workers: consecutive
+    /// components until a chunk holds a quarter of a worker's share, largest chunk first, so
+    /// that a large component does not start last.
+    fn cut(&mut self, threads: usize) {
+        if self.chunked_for == threads {
+            return;
+        }
+        self.chunked_for = threads;
+        self.chunks.clear();
+        let total = self.ends.last().copied().unwrap_or(0);
+        let target = total.div_ceil(threads as u32 * 4);
+        let mut start = 0;
+        for &end in &self.ends {
+            if end - start >= target || Some(&end) == self.ends.last() {
+                self.chunks.push((start, end));
+                start = end;
+            }
+        }
+        self.chunks
+            .sort_unstable_by_key(|&(start, end)| (std::cmp::Reverse(end - start), start));
     }
 }
 
@@ -1078,5 +1327,107 @@ mod tests {
             at += n;
         }
         assert!(mixed > 0, "no group of four spans passes");
+    }
+
+    /// The single joint passes of a program, in order: list, entry and first-pass flag.
+    fn passes_of(ops: &[Op]) -> Vec<(ListId, usize, bool)> {
+        let mut done = Vec::new();
+        for &op in ops {
+            match op {
+                Op::One { list, entry, first } => done.push((list, entry as usize, first)),
+                Op::Four { entries, first } => done.extend(
+                    (0..4).map(|lane| (ListId::Spherical, entries[lane] as usize, first[lane])),
+                ),
+            }
+        }
+        done
+    }
+
+    #[test]
+    fn separate_groups_run_in_chunks_that_share_no_body() {
+        // Three groups, their joints interleaved in list order: a chain of spherical joints
+        // over records 0–9; a chain over 10–19 alternating spherical and distance joints; two
+        // short chains hanging from the static record 20 (21–24 and 25–28), one group since a
+        // joint pass holds both its records, even one that cannot move. Distance joints tie
+        // links of the first and third groups too, so that no chain is a path solved apart.
+        let bodies = 29;
+        let a = (0..9).map(|i| [i, i + 1]);
+        let b = (10..19).step_by(2).map(|i| [i, i + 1]);
+        let hanging = [20, 21, 22, 23, 24, 20, 25, 26, 27, 28];
+        let c = (0..9)
+            .filter(|&i| i != 4)
+            .map(|i| [hanging[i], hanging[i + 1]]);
+        let mut spherical: Vec<[usize; 2]> = Vec::new();
+        let (mut a, mut b, mut c) = (a.peekable(), b.peekable(), c.peekable());
+        while a.peek().is_some() || b.peek().is_some() || c.peek().is_some() {
+            spherical.extend(a.next().into_iter().chain(b.next()).chain(c.next()));
+        }
+        let mut ties: Vec<[usize; 2]> = (11..19).step_by(2).map(|i| [i, i + 1]).collect();
+        ties.extend([[0, 2], [21, 23], [26, 28]]);
+        let e = Entity::PLACEHOLDER;
+        let mut joints = XpbdJoints {
+            spherical: list(&spherical, || SphericalJoint::new(e, e)),
+            distance: list(&ties, || DistanceJoint::new(e, e)),
+            ..default()
+        };
+        joints.records.slots = vec![0; bodies];
+        joints.records.dynamic = (0..bodies).map(|r| r != 20).collect();
+        joints.four_lanes = true;
+        let passes = 4;
+        joints.schedule(passes);
+        joints.components.cut(2);
+        let pairs_of = |list: ListId, entry: usize| match list {
+            ListId::Spherical => spherical[entry],
+            _ => ties[entry],
+        };
+        // The chunks cover the program once, and no two share a body.
+        let program = &joints.program;
+        let mut covered = vec![0; program.len()];
+        let mut owner = vec![usize::MAX; bodies];
+        for (chunk, &(start, end)) in joints.components.chunks.iter().enumerate() {
+            for at in start as usize..end as usize {
+                covered[at] += 1;
+                for (list, entry, _) in passes_of(&program[at..at + 1]) {
+                    for record in pairs_of(list, entry) {
+                        let first = std::mem::replace(&mut owner[record], chunk);
+                        assert!(
+                            first == usize::MAX || first == chunk,
+                            "record {record} is in chunks {first} and {chunk}"
+                        );
+                    }
+                }
+            }
+        }
+        assert!(covered.iter().all(|&n| n == 1), "{covered:?}");
+        assert_eq!(
+            joints.components.chunks.len(),
+            3,
+            "three groups, two threads"
+        );
+        // Every body still meets its joints in the order of the passes one after another.
+        let mut sequence = Vec::new();
+        for pass in 0..passes as usize {
+            sequence.extend((0..spherical.len()).map(|i| (ListId::Spherical, i, pass)));
+            sequence.extend((0..ties.len()).map(|i| (ListId::Distance, i, pass)));
+        }
+        let mut seen = std::collections::HashMap::new();
+        let done: Vec<(ListId, usize, usize)> = passes_of(program)
+            .into_iter()
+            .map(|(list, entry, _)| {
+                let pass = seen.entry((list as u8, entry)).or_insert(0);
+                *pass += 1;
+                (list, entry, *pass - 1)
+            })
+            .collect();
+        assert_eq!(done.len(), sequence.len());
+        for body in 0..bodies {
+            let touches = |ops: &[(ListId, usize, usize)]| -> Vec<(ListId, usize, usize)> {
+                ops.iter()
+                    .copied()
+                    .filter(|&(list, entry, _)| pairs_of(list, entry).contains(&body))
+                    .collect()
+            };
+            assert_eq!(touches(&done), touches(&sequence), "body {body}");
+        }
     }
 }
