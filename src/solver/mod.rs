@@ -9,6 +9,7 @@
 pub mod ccd;
 mod colouring;
 pub mod contact;
+mod groups;
 pub mod integrator;
 pub mod joints;
 pub(crate) mod kinematic;

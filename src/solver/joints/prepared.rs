@@ -4,7 +4,7 @@
 //! bodies' solver slots and their places in the compact body array; every substep,
 //! [`solve_joints`] gathers the compact body records, runs the passes over the lists in the
 //! order [`XpbdJoints::schedule`] gives them (separate groups of joined bodies in parallel,
-//! see [`Components`]) and the direct solve of the chains ([`path`](super::path)) without
+//! see [`groups`](crate::solver::groups)) and the direct solve of the chains ([`path`](super::path)) without
 //! touching the ECS, and writes the moved poses back; after the substeps, [`store_joints`]
 //! copies what the solver changed back into the components.
 
@@ -24,9 +24,10 @@ use super::{
 use crate::body::CreationOrder;
 use crate::body::creation::{OrderKey, order_key};
 use crate::math::{Quaternion, Scalar, Vector};
-use crate::parallel::{Shared, parallel_for, pool_with_helpers, run_chunks};
+use crate::parallel::{Shared, parallel_for};
 use crate::schedule::PhysicsStepTime;
 use crate::settings::{SolverConfig, SolverLanes};
+use crate::solver::groups::{Components, Groups};
 use crate::solver::rows::VelocityRows;
 use crate::solver::solver_body::{BodyState, XpbdStart};
 use crate::solver::xpbd::{ConstraintDisabled, ParticipantData, XpbdIterations, resolve};
@@ -453,8 +454,14 @@ pub(crate) struct XpbdJoints {
     records: Records,
     /// A substep's passes over every list, in level order (see [`XpbdJoints::schedule`]).
     program: Vec<Op>,
-    /// The components of the joints' graph, and where their ops lie in `program`.
+    /// The components of the joints' graph (body records joined by joints, see
+    /// [`groups`](crate::solver::groups)): two components share no joint and no record, so
+    /// their passes may run on different threads. A body that cannot move still joins its
+    /// joints' components: every joint pass holds its two records mutably, even the one it
+    /// only reads.
     components: Components,
+    /// Where each component's ops lie in `program`.
+    groups: Groups,
     /// The number of passes `program` was checked for this step, or `None` if the lists were
     /// prepared since.
     program_passes: Option<u32>,
@@ -565,7 +572,13 @@ pub(crate) fn solve_joints(
         start_rotations: &joints.records.start_rotations,
         step: Substep::new(time.substep_delta),
     };
-    joints.components.run(&joints.program, &passes);
+    let program = &joints.program;
+    // SAFETY: each range is made of whole components, which share no joint and no record.
+    let kernel = |ops: Range<usize>| unsafe { passes.run(&program[ops]) };
+    if joints.groups.run(PARALLEL_JOINT_OPS, kernel) {
+        let counter = &crate::parallel::PARALLEL_COUNTERS.joint_stages;
+        counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
     let records = &mut joints.records.records;
     let rows = &mut joints.spherical.rows;
     joints.paths.solve(rows, records, passes.step, iterations);
@@ -573,7 +586,7 @@ pub(crate) fn solve_joints(
 }
 
 /// What a substep's joint passes read and move, shared by the workers that run the program's
-/// components (see [`Components`]): the prepared joints, the compact body records,
+/// components (see [`groups`](crate::solver::groups)): the prepared joints, the compact body records,
 /// and by solver slot the bodies' live states (velocities) and where they were before this
 /// substep's XPBD sets.
 #[derive(Clone, Copy)]
@@ -808,15 +821,17 @@ impl XpbdJoints {
             }),
             self.records.slots.len(),
         );
-        components.sort(&mut order, layout.per_pass);
+        let joint_of = |flat: u32| flat as usize % layout.per_pass;
+        components.sort(&mut order, joint_of);
+        self.groups.clear();
         let mut at = None;
         for &flat in &order {
             // `levels` still holds each joint pass's level.
-            let component = components.of_joint[flat as usize % layout.per_pass];
+            let component = components.of_edge[joint_of(flat)];
             if at != Some((component, levels[flat as usize])) {
                 program.extend(four.drain(..).map(Op::spherical));
                 if at.is_some_and(|(c, _)| c != component) {
-                    components.end(program.len());
+                    self.groups.end(program.len());
                 }
                 at = Some((component, levels[flat as usize]));
             }
@@ -845,7 +860,7 @@ impl XpbdJoints {
             }
         }
         program.extend(four.drain(..).map(Op::spherical));
-        components.end(program.len());
+        self.groups.end(program.len());
         self.components = components;
         (self.body_levels, self.levels, self.order) = (body_levels, levels, order);
         (self.program, self.four) = (program, four);
@@ -855,146 +870,6 @@ impl XpbdJoints {
 
 /// Below this many joint passes in a substep's program, it runs on the calling thread.
 const PARALLEL_JOINT_OPS: usize = 256;
-
-/// The connected components of the joints' graph (body records joined by joints), and the
-/// program cut along them (see [`XpbdJoints::schedule`]). Two components share no joint and no
-/// body, so their joint passes can run on different threads, and in any order, with the same
-/// result. A body that cannot move still joins its joints' components: every joint pass holds
-/// its two records mutably, even the one it only reads.
-#[derive(Default)]
-struct Components {
-    /// Per joint (in [`PassLayout`] order, one pass's worth): its component, numbered in the
-    /// order of each component's first joint.
-    of_joint: Vec<u32>,
-    /// Scratch per record: union–find parents, then component numbers.
-    parent: Vec<u32>,
-    /// Scratch: the first joint pass of each component in the sorted order.
-    starts: Vec<u32>,
-    /// Where each component's ops end in the program (components without ops left out).
-    ends: Vec<u32>,
-    /// Parallel chunks: ranges of the program made of whole components, largest first, cut
-    /// for `chunked_for` threads (0: not cut).
-    chunks: Vec<(u32, u32)>,
-    chunked_for: usize,
-}
-
-impl Components {
-    /// Finds the components of the joints joining the given pairs of records (numbered below
-    /// `records`).
-    fn find(&mut self, joints: impl Iterator<Item = [usize; 2]> + Clone, records: usize) {
-        let parent = &mut self.parent;
-        parent.clear();
-        parent.extend(0..records as u32);
-        fn root(parent: &mut [u32], mut node: u32) -> u32 {
-            while parent[node as usize] != node {
-                // Path halving.
-                parent[node as usize] = parent[parent[node as usize] as usize];
-                node = parent[node as usize];
-            }
-            node
-        }
-        for [a, b] in joints.clone() {
-            let (a, b) = (root(parent, a as u32), root(parent, b as u32));
-            parent[a.max(b) as usize] = a.min(b);
-        }
-        self.of_joint.clear();
-        self.of_joint
-            .extend(joints.map(|[a, _]| root(parent, a as u32)));
-        // Number the components in the order of their first joint: a root's entry becomes its
-        // number, marked by the top bit (records are fewer than 2³¹).
-        const NUMBERED: u32 = 1 << 31;
-        let mut count = 0;
-        for component in &mut self.of_joint {
-            let root = &mut parent[*component as usize];
-            if *root & NUMBERED == 0 {
-                *root = NUMBERED | count;
-                count += 1;
-            }
-            *component = *root & !NUMBERED;
-        }
-        self.ends.clear();
-        self.chunked_for = 0;
-    }
-
-    /// Sorts the joint passes in `order` by component, keeping their order within each
-    /// (`per_pass` joints per pass).
-    fn sort(&mut self, order: &mut [u32], per_pass: usize) {
-        let count = self.of_joint.iter().max().map_or(0, |&c| c as usize + 1);
-        let starts = &mut self.starts;
-        starts.clear();
-        starts.resize(count + 1, 0);
-        for &flat in order.iter() {
-            starts[self.of_joint[flat as usize % per_pass] as usize + 1] += 1;
-        }
-        for c in 1..starts.len() {
-            starts[c] += starts[c - 1];
-        }
-        // `parent` is free again: the sorted order goes there first.
-        let sorted = &mut self.parent;
-        sorted.clear();
-        sorted.resize(order.len(), 0);
-        for &flat in order.iter() {
-            let at = &mut starts[self.of_joint[flat as usize % per_pass] as usize];
-            sorted[*at as usize] = flat;
-            *at += 1;
-        }
-        order.copy_from_slice(sorted);
-    }
-
-    /// Ends the ops of the component in progress at `end` (a component without ops is
-    /// skipped).
-    fn end(&mut self, end: usize) {
-        if end as u32 > self.ends.last().copied().unwrap_or(0) {
-            self.ends.push(end as u32);
-        }
-    }
-
-    /// Runs `program` (whose components end at `ends`) with `passes`: on the calling thread,
-    /// or, for a large program of several components, whole components at a time in parallel
-    /// chunks.
-    fn run(&mut self, program: &[Op], passes: &Passes) {
-        let pool = pool_with_helpers().filter(|_| program.len() >= PARALLEL_JOINT_OPS);
-        match pool.filter(|_| self.ends.len() > 1) {
-            Some(pool) => {
-                self.cut(pool.thread_num());
-                let chunk = |index: usize| {
-                    let (start, end) = self.chunks[index];
-                    (0, start as usize..end as usize)
-                };
-                // SAFETY: each chunk is made of whole components, which share no joint and no
-                // record with each other.
-                let kernel = |ops: Range<usize>| unsafe { passes.run(&program[ops]) };
-                run_chunks(pool, self.chunks.len(), chunk, &kernel);
-                let counter = &crate::parallel::PARALLEL_COUNTERS.joint_stages;
-                counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            }
-            // SAFETY: nothing else runs.
-            None => unsafe { passes.run(program) },
-        }
-    }
-
-    /// Cuts the program into chunks of whole components for `threads` workers: consecutive
-    /// components until a chunk holds a quarter of a worker's share, largest chunk first, so
-    /// that a large component does not start last.
-    fn cut(&mut self, threads: usize) {
-        if self.chunked_for == threads {
-            return;
-        }
-        self.chunked_for = threads;
-        self.chunks.clear();
-        let total = self.ends.last().copied().unwrap_or(0);
-        let target = total.div_ceil(threads as u32 * 4);
-        let mut start = 0;
-        for &end in &self.ends {
-            if end - start >= target || Some(&end) == self.ends.last() {
-                self.chunks.push((start, end));
-                start = end;
-            }
-        }
-        self.chunks
-            .sort_unstable_by_key(|&(start, end)| (std::cmp::Reverse(end - start), start));
-    }
-}
 
 /// Where the joint passes of a substep's passes one after another sit: pass by pass, list by
 /// list in [`ListId::ALL`] order, entry by entry.
@@ -1375,7 +1250,7 @@ mod tests {
         joints.four_lanes = true;
         let passes = 4;
         joints.schedule(passes);
-        joints.components.cut(2);
+        joints.groups.cut(2);
         let pairs_of = |list: ListId, entry: usize| match list {
             ListId::Spherical => spherical[entry],
             _ => ties[entry],
@@ -1384,7 +1259,7 @@ mod tests {
         let program = &joints.program;
         let mut covered = vec![0; program.len()];
         let mut owner = vec![usize::MAX; bodies];
-        for (chunk, &(start, end)) in joints.components.chunks.iter().enumerate() {
+        for (chunk, &(start, end)) in joints.groups.chunks.iter().enumerate() {
             for at in start as usize..end as usize {
                 covered[at] += 1;
                 for (list, entry, _) in passes_of(&program[at..at + 1]) {
@@ -1399,11 +1274,7 @@ mod tests {
             }
         }
         assert!(covered.iter().all(|&n| n == 1), "{covered:?}");
-        assert_eq!(
-            joints.components.chunks.len(),
-            3,
-            "three groups, two threads"
-        );
+        assert_eq!(joints.groups.chunks.len(), 3, "three groups, two threads");
         // Every body still meets its joints in the order of the passes one after another.
         let mut sequence = Vec::new();
         for pass in 0..passes as usize {
