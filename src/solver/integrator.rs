@@ -19,6 +19,8 @@
 //! kinetic energy `½ ω·I ω` and `|I ω|` (Hairer, Lubich and Wanner, *Geometric Numerical
 //! Integration*, 2006, §IV.2), and is stable at any spin.
 //! Bodies with equal principal moments (spheres, cubes) skip it: for them the term is zero.
+//! Bodies with two equal moments (capsules, cylinders) take the rule's closed form, a turn of
+//! the spin across the symmetry axis, instead of the Newton iterations.
 //!
 //! ## Threads
 //!
@@ -99,7 +101,10 @@ fn integrate_velocity(
     angular += body.angular_acceleration * h;
     if let Some(inertia) = body.gyroscopic_inertia {
         let rotation = state.rotation * body.start_rotation;
-        let omega = gyroscopic_step(angular, rotation, inertia, h);
+        let omega = match symmetry_axis(&inertia) {
+            Some(axis) => symmetric_step(angular, rotation, &inertia, axis, h),
+            None => gyroscopic_step(angular, rotation, inertia, h),
+        };
         angular = omega * body.locked_axes.rotation_mask();
     }
     let turn_squared = angular.length_squared() * (h * h);
@@ -151,6 +156,51 @@ fn gyroscopic_step(omega: Vector, rotation: Quaternion, inertia: Matrix3, h: Sca
         return omega;
     }
     (rotation * w1).into()
+}
+
+/// The symmetry axis (0, 1 or 2) of a body-frame inertia that is diagonal with exactly two
+/// equal moments (capsules, cylinders, cones, square prisms), or `None`.
+#[inline]
+fn symmetry_axis(inertia: &Matrix3) -> Option<usize> {
+    let [x, y, z] = [inertia.x_axis.x, inertia.y_axis.y, inertia.z_axis.z];
+    if *inertia != Matrix3::from_diagonal(Vector::new(x, y, z)) {
+        return None;
+    }
+    match (x == y, y == z, z == x) {
+        (true, false, _) => Some(2),
+        (false, true, _) => Some(0),
+        (false, false, true) => Some(1),
+        _ => None,
+    }
+}
+
+/// [`gyroscopic_step`] of a body whose moments about `axis` and the two axes across it are
+/// `c` and `a`, in closed form. Euler's equations then keep the body-frame spin `s` about
+/// the axis and turn the spin across it, `(u, v)` (the next two axes in cyclic order), at the
+/// rate `λ = s (c − a) / a`: `u̇ = −λ v`, `v̇ = λ u`. The implicit midpoint rule keeps `s`
+/// exactly and turns `(u, v)` by the angle `2 atan(h λ / 2)` (the Cayley transform), which
+/// is what the Newton iterations converge to, without them.
+#[inline]
+fn symmetric_step(
+    omega: Vector,
+    rotation: Quaternion,
+    inertia: &Matrix3,
+    axis: usize,
+    h: Scalar,
+) -> Vector {
+    let w = rotation.inverse() * omega;
+    let (u_axis, v_axis) = ((axis + 1) % 3, (axis + 2) % 3);
+    let (a, c) = (inertia.col(u_axis)[u_axis], inertia.col(axis)[axis]);
+    let t = 0.5 * h * w[axis] * (c - a) / a;
+    let (cos, sin) = ((1.0 - t * t) / (1.0 + t * t), 2.0 * t / (1.0 + t * t));
+    let (u, v) = (w[u_axis], w[v_axis]);
+    let mut turned = w;
+    turned[u_axis] = cos * u - sin * v;
+    turned[v_axis] = sin * u + cos * v;
+    if !turned.is_finite() {
+        return omega;
+    }
+    rotation * turned
 }
 
 /// `x` with `[c₀ c₁ c₂] x = b` by Cramer's rule (the rows of the inverse are the columns'
