@@ -2,10 +2,11 @@
 //! threads.
 //!
 //! Constraints solved Gauss–Seidel style one after another (the joints' XPBD passes) give
-//! results that depend on their order wherever two of them move the same body. Two constraints that are not connected through bodies they move never do: the
-//! connected components of the graph whose nodes are bodies and whose edges are constraints can
-//! be solved in any order, on any thread, and each body still meets its constraints in the
-//! order it did. So a list sorted by component ([`Components`], keeping the order within each)
+//! results that depend on their order wherever two of them move the same body. Two
+//! constraints that are not connected through bodies they move never do: the connected
+//! components of the graph whose nodes are bodies and whose edges are constraints can be
+//! solved in any order, on any thread, and each body still meets its constraints in the order
+//! it did. So a list sorted by component ([`Components`], keeping the order within each)
 //! and run whole components at a time ([`Groups`]) computes bit for bit what the list in its
 //! own order computes, on any number of threads. Separate ragdolls, vehicles or doors are such
 //! components; one large mechanism (a joint grid) is one component and stays on one thread.

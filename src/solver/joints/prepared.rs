@@ -4,9 +4,9 @@
 //! bodies' solver slots and their places in the compact body array; every substep,
 //! [`solve_joints`] gathers the compact body records, runs the passes over the lists in the
 //! order [`XpbdJoints::schedule`] gives them (separate groups of joined bodies in parallel,
-//! see [`groups`](crate::solver::groups)) and the direct solve of the chains ([`path`](super::path)) without
-//! touching the ECS, and writes the moved poses back; after the substeps, [`store_joints`]
-//! copies what the solver changed back into the components.
+//! see [`groups`](crate::solver::groups)) and the direct solve of the chains
+//! ([`path`](super::path)) without touching the ECS, and writes the moved poses back; after
+//! the substeps, [`store_joints`] copies what the solver changed back into the components.
 
 use std::ops::Range;
 
@@ -586,9 +586,9 @@ pub(crate) fn solve_joints(
 }
 
 /// What a substep's joint passes read and move, shared by the workers that run the program's
-/// components (see [`groups`](crate::solver::groups)): the prepared joints, the compact body records,
-/// and by solver slot the bodies' live states (velocities) and where they were before this
-/// substep's XPBD sets.
+/// components (see [`groups`](crate::solver::groups)): the prepared joints, the compact body
+/// records, and by solver slot the bodies' live states (velocities) and where they were
+/// before this substep's XPBD sets.
 #[derive(Clone, Copy)]
 struct Passes<'a> {
     fixed: Shared<Prepared<FixedJoint>>,
